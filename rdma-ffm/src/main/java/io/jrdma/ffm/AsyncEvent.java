@@ -1,0 +1,44 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.VerbsCalls;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * An {@code ibv_async_event}, copied out before acknowledgement.
+ *
+ * @param type          {@code enum ibv_event_type} value
+ * @param name          libibverbs' name of the type, e.g. {@code "local work queue catastrophic error"}
+ * @param elementAddress address of the CQ/QP/SRQ the event concerns (0 for port events)
+ * @param portNumber    port of port events, else 0
+ */
+public record AsyncEvent(int type, String name, long elementAddress, int portNumber) {
+    static AsyncEvent read(MemorySegment e) {
+        int type = (int) ibv_async_event_event_type.get(e);
+        boolean portEvent = type == IBV_EVENT_PORT_ACTIVE || type == IBV_EVENT_PORT_ERR
+                || type == IBV_EVENT_LID_CHANGE || type == IBV_EVENT_PKEY_CHANGE || type == IBV_EVENT_SM_CHANGE
+                || type == IBV_EVENT_CLIENT_REREGISTER || type == IBV_EVENT_GID_CHANGE
+                || type == IBV_EVENT_DEVICE_FATAL;
+        long element = portEvent ? 0 : switch (type) {
+            case IBV_EVENT_CQ_ERR -> ((MemorySegment) ibv_async_event_element_cq.get(e)).address();
+            case IBV_EVENT_SRQ_ERR, IBV_EVENT_SRQ_LIMIT_REACHED -> ((MemorySegment) ibv_async_event_element_srq.get(e)).address();
+            default -> ((MemorySegment) ibv_async_event_element_qp.get(e)).address();
+        };
+        int port = portEvent && type != IBV_EVENT_DEVICE_FATAL ? (int) ibv_async_event_element_port_num.get(e) : 0;
+        return new AsyncEvent(type, typeName(type), element, port);
+    }
+
+    static String typeName(int type) {
+        try {
+            return ((MemorySegment) VerbsCalls.ibv_event_type_str.invokeExact(type)).reinterpret(128).getString(0);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public boolean concerns(QueuePair qp) {
+        return elementAddress == qp.handle().address();
+    }
+}

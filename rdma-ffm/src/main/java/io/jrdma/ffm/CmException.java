@@ -1,0 +1,51 @@
+package io.jrdma.ffm;
+
+/**
+ * rdma_cm delivered a failure event (rejected, unreachable, address or route error, ...) or an
+ * event other than the one awaited.
+ */
+public class CmException extends RdmaException {
+    private final CmEventType event;
+    private final int status;
+    private final byte[] privateData;
+
+    public CmException(String message, CmEventType event, int status, byte[] privateData) {
+        super(message);
+        this.event = event;
+        this.status = status;
+        this.privateData = privateData == null ? new byte[0] : privateData.clone();
+    }
+
+    public CmEventType event() {
+        return event;
+    }
+
+    /** The event's status: a negative errno, or for REJECTED the InfiniBand CM reject reason. */
+    public int status() {
+        return status;
+    }
+
+    /** Private data that came with the event, e.g. the reason a server put into its reject. */
+    public byte[] privateData() {
+        return privateData.clone();
+    }
+
+    static CmException of(CmEvent e, String awaited) {
+        String why = switch (e.type()) {
+            case REJECTED -> e.status() == 8
+                    ? "connection rejected: no listener at the destination (IB CM reason 8, invalid service ID)"
+                    : "connection rejected by the peer (IB CM reason " + e.status() + ")";
+            case UNREACHABLE -> "peer unreachable (" + statusText(e.status()) + ")";
+            case ADDR_ERROR -> "address resolution failed (" + statusText(e.status()) + ")";
+            case ROUTE_ERROR -> "route resolution failed (" + statusText(e.status()) + ")";
+            case CONNECT_ERROR -> "connection error (" + statusText(e.status()) + ")";
+            case DEVICE_REMOVAL -> "the RDMA device was removed";
+            default -> "unexpected " + e.type() + " (status " + e.status() + ")";
+        };
+        return new CmException(why + " while waiting for " + awaited, e.type(), e.status(), e.privateData());
+    }
+
+    private static String statusText(int status) {
+        return status < 0 ? Errno.describe(-status) : "status " + status;
+    }
+}

@@ -1,0 +1,211 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsCalls.*;
+
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * An open RDMA device ({@code struct ibv_context}).
+ *
+ * <p>Opened by {@link RdmaDevices#open}, or borrowed from a {@link CmId}: rdma_cm opens devices
+ * itself and keeps them open, so a borrowed context's {@link #close()} releases nothing.
+ */
+public final class Context extends NativeResource {
+    private static final int ENODATA = 61;
+
+    private final MemorySegment ctx;
+    private final boolean owned;
+    private final String deviceName;
+
+    Context(MemorySegment ctx, boolean owned) {
+        this.ctx = ctx.reinterpret(Verbs.ibv_context.byteSize());
+        this.owned = owned;
+        MemorySegment device = ((MemorySegment) ibv_context_device.get(this.ctx)).reinterpret(Verbs.ibv_device.byteSize());
+        this.deviceName = device.getString(ibv_device_name);
+    }
+
+    public MemorySegment handle() {
+        return ctx;
+    }
+
+    public String deviceName() {
+        return deviceName;
+    }
+
+    public int numCompletionVectors() {
+        return (int) ibv_context_num_comp_vectors.get(ctx);
+    }
+
+    public DeviceAttributes queryDevice() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_device_attr);
+            int rc = (int) ibv_query_device.invokeExact(ctx, attr);
+            if (rc != 0) throw new VerbsException("ibv_query_device(" + deviceName + ")", rc);
+            return DeviceAttributes.read(attr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * {@code ibv_query_port} as the header's inline does it: through
+     * {@code verbs_context.query_port} with the full struct size, falling back to the exported
+     * compat symbol only for providers without an extended context.
+     */
+    public PortAttributes queryPort(int port) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_port_attr);
+            MemorySegment queryPort = extendedQueryPort();
+            int rc = queryPort != null
+                    ? (int) query_port.invokeExact(queryPort, ctx, (byte) port, attr, Verbs.ibv_port_attr.byteSize())
+                    : (int) ibv_query_port_compat.invokeExact(ctx, (byte) port, attr);
+            if (rc != 0) throw new VerbsException("ibv_query_port(" + deviceName + ", port " + port + ")", rc);
+            return PortAttributes.read(attr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** verbs.h {@code verbs_get_ctx_op(ctx, query_port)}, or null. */
+    private MemorySegment extendedQueryPort() {
+        if (((MemorySegment) ibv_context_abi_compat.get(ctx)).address() != -1L) return null;  // != __VERBS_ABI_IS_EXTENDED
+        MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - verbs_context_context)
+                .reinterpret(Verbs.verbs_context.byteSize());
+        long sz = (long) verbs_context_sz.get(vctx);
+        if (sz < Verbs.verbs_context.byteSize() - verbs_context_query_port_offset) return null;
+        MemorySegment fn = (MemorySegment) verbs_context_query_port.get(vctx);
+        return fn.equals(MemorySegment.NULL) ? null : fn;
+    }
+
+    /** One GID table entry, or empty when the slot is unused. */
+    public Optional<Gid> queryGid(int port, int index) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment entry = arena.allocate(Verbs.ibv_gid_entry);
+            int rc = (int) _ibv_query_gid_ex.invokeExact(ctx, port, index, entry, 0, Verbs.ibv_gid_entry.byteSize());
+            if (rc == ENODATA || rc == -ENODATA) return Optional.empty();
+            if (rc != 0) throw new VerbsException("ibv_query_gid_ex(" + deviceName + ", port " + port + ", index " + index + ")", Math.abs(rc));
+            byte[] raw = entry.asSlice(ibv_gid_entry_gid, 16).toArray(ValueLayout.JAVA_BYTE);
+            return Optional.of(new Gid(index, raw, GidType.of((int) ibv_gid_entry_gid_type.get(entry)),
+                    (int) ibv_gid_entry_ndev_ifindex.get(entry)));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** The valid entries of a port's GID table. */
+    public List<Gid> gids(int port) {
+        int n = queryPort(port).gidTableLength();
+        List<Gid> gids = new ArrayList<>();
+        for (int i = 0; i < n; i++) queryGid(port, i).ifPresent(gids::add);
+        return gids;
+    }
+
+    /**
+     * The RoCE v2 GID of an IP address on this port: what {@code sgid_index} must be for a QP
+     * that talks from that address. Fails naming the GIDs that exist.
+     */
+    public Gid roceV2Gid(int port, InetAddress address) {
+        List<Gid> all = gids(port);
+        for (Gid g : all) {
+            if (g.type() == GidType.ROCE_V2 && g.matches(address)) return g;
+        }
+        throw new RdmaException("no RoCE v2 GID for " + address.getHostAddress() + " on " + deviceName + " port " + port
+                + " (is the address configured on the device's net interface?); GIDs: " + all);
+    }
+
+    public ProtectionDomain allocateProtectionDomain() {
+        checkOpen();
+        try {
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment pd = (MemorySegment) ibv_alloc_pd.invokeExact(errno, ctx);
+            if (pd.equals(MemorySegment.NULL)) throw new VerbsException("ibv_alloc_pd(" + deviceName + ")", Native.errno(errno));
+            return new ProtectionDomain(this, pd);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    public CompletionChannel createCompletionChannel() {
+        checkOpen();
+        try {
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment ch = (MemorySegment) ibv_create_comp_channel.invokeExact(errno, ctx);
+            if (ch.equals(MemorySegment.NULL)) throw new VerbsException("ibv_create_comp_channel(" + deviceName + ")", Native.errno(errno));
+            return new CompletionChannel(this, ch);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** A CQ of at least {@code minEntries} entries without a completion channel (busy polling). */
+    public CompletionQueue createCompletionQueue(int minEntries) {
+        return createCompletionQueue(minEntries, null, 0);
+    }
+
+    /**
+     * A CQ of at least {@code minEntries} entries; with a channel, {@link CompletionQueue#requestNotification}
+     * arms it to deliver an event there.
+     */
+    public CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel, int completionVector) {
+        checkOpen();
+        if (minEntries < 1) throw new IllegalArgumentException("a CQ needs at least one entry");
+        try {
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment cq = (MemorySegment) ibv_create_cq.invokeExact(errno, ctx, minEntries, MemorySegment.NULL,
+                    channel == null ? MemorySegment.NULL : channel.handle(), completionVector);
+            if (cq.equals(MemorySegment.NULL)) throw new VerbsException("ibv_create_cq(" + deviceName + ", " + minEntries + " entries)", Native.errno(errno));
+            return new CompletionQueue(this, channel, cq);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /**
+     * The next asynchronous event (QP fatal, port change, SRQ limit, ...), acknowledged before
+     * it is returned, or empty after the timeout.
+     */
+    public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) {
+        checkOpen();
+        if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout)) return Optional.empty();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment event = arena.allocate(Verbs.ibv_async_event);
+            MemorySegment errno = Native.errnoBuffer();
+            int rc = (int) ibv_get_async_event.invokeExact(errno, ctx, event);
+            if (rc != 0) throw new VerbsException("ibv_get_async_event(" + deviceName + ")", Native.errno(errno));
+            AsyncEvent e = AsyncEvent.read(event);
+            ibv_ack_async_event.invokeExact(event);
+            return Optional.of(e);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    void release() {
+        if (!owned) return;
+        try {
+            int rc = (int) ibv_close_device.invokeExact(ctx);
+            if (rc != 0) throw new VerbsException("ibv_close_device(" + deviceName + ")", Math.abs(rc));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    String kind() {
+        return "Context(" + deviceName + ")";
+    }
+}

@@ -1,0 +1,78 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsCalls.ibv_dereg_mr;
+
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * {@code struct ibv_mr}: memory the device may access. The local key goes into SGEs; the
+ * remote key and address are what a peer needs to READ/WRITE it ({@link #address()},
+ * {@link #rkey()}).
+ */
+public final class MemoryRegion extends NativeResource {
+    private final ProtectionDomain pd;
+    private final MemorySegment mr;
+    private final MemorySegment memory;
+    private final Arena ownedMemory;
+    private final long address;
+    private final long length;
+    private final int lkey;
+    private final int rkey;
+
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, Arena ownedMemory) {
+        super(pd);
+        this.pd = pd;
+        this.mr = mr.reinterpret(Verbs.ibv_mr.byteSize());
+        this.memory = memory;
+        this.ownedMemory = ownedMemory;
+        this.address = ((MemorySegment) ibv_mr_addr.get(this.mr)).address();
+        this.length = (long) ibv_mr_length.get(this.mr);
+        this.lkey = (int) ibv_mr_lkey.get(this.mr);
+        this.rkey = (int) ibv_mr_rkey.get(this.mr);
+    }
+
+    /** The registered memory. */
+    public MemorySegment segment() {
+        return memory;
+    }
+
+    public long address() {
+        return address;
+    }
+
+    public long length() {
+        return length;
+    }
+
+    public int lkey() {
+        return lkey;
+    }
+
+    public int rkey() {
+        return rkey;
+    }
+
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    @Override
+    void release() {
+        try {
+            int rc = (int) ibv_dereg_mr.invokeExact(mr);
+            if (rc != 0) throw new VerbsException("ibv_dereg_mr", Math.abs(rc));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        if (ownedMemory != null) ownedMemory.close();
+    }
+
+    @Override
+    String kind() {
+        return "MemoryRegion(" + length() + " bytes at 0x" + Long.toHexString(address) + ", rkey 0x" + Integer.toHexString(rkey) + ")";
+    }
+}

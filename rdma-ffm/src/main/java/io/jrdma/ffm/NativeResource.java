@@ -1,0 +1,74 @@
+package io.jrdma.ffm;
+
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One owner per native handle. A resource is closed once (a second close is a no-op), is
+ * unusable after close, and cannot be closed while resources created from it are open: closing a
+ * ProtectionDomain under a live QueuePair would leave the kernel object dangling, so it fails
+ * with a message naming the order instead.
+ */
+abstract sealed class NativeResource implements AutoCloseable
+        permits Context, ProtectionDomain, MemoryRegion, CompletionChannel, CompletionQueue, QueuePair,
+                SharedReceiveQueue, EventChannel, CmId {
+
+    private static final int OPEN = 0, CLOSING = 1, CLOSED = 2;
+
+    private final NativeResource[] dependencies;
+    private final AtomicInteger state = new AtomicInteger(OPEN);
+    private final AtomicInteger dependents = new AtomicInteger();
+
+    NativeResource(NativeResource... dependencies) {
+        for (NativeResource d : dependencies) {
+            if (d != null) d.retain(this);
+        }
+        this.dependencies = dependencies;
+    }
+
+    private void retain(NativeResource dependent) {
+        dependents.incrementAndGet();
+        if (state.get() != OPEN) {
+            dependents.decrementAndGet();
+            throw new IllegalStateException(dependent.kind() + " cannot be created from closed " + this);
+        }
+    }
+
+    /** Releases the native handle; called exactly once. */
+    abstract void release();
+
+    abstract String kind();
+
+    @Override
+    public final void close() {
+        if (!state.compareAndSet(OPEN, CLOSING)) return;
+        int live = dependents.get();
+        if (live > 0) {
+            state.set(OPEN);
+            throw new IllegalStateException("close the " + live + " resource(s) created from " + this
+                    + " first (close order is the reverse of creation)");
+        }
+        try {
+            release();
+        } catch (RuntimeException e) {
+            state.set(OPEN);
+            throw e;
+        }
+        state.set(CLOSED);
+        for (NativeResource d : dependencies) {
+            if (d != null) d.dependents.decrementAndGet();
+        }
+    }
+
+    public final boolean isClosed() {
+        return state.get() != OPEN;
+    }
+
+    final void checkOpen() {
+        if (state.get() != OPEN) throw new IllegalStateException(this + " is closed");
+    }
+
+    @Override
+    public String toString() {
+        return kind();
+    }
+}

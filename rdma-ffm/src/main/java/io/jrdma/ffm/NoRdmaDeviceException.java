@@ -1,0 +1,8 @@
+package io.jrdma.ffm;
+
+/** No RDMA device is visible to this process; the message says why as far as it can be known. */
+public final class NoRdmaDeviceException extends RdmaException {
+    public NoRdmaDeviceException(String message) {
+        super(message);
+    }
+}

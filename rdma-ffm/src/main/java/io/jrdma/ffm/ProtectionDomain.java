@@ -1,0 +1,140 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.VerbsCalls.*;
+
+import io.jrdma.ffm.abi.Libc;
+import io.jrdma.ffm.abi.LibcCalls;
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.Set;
+
+/** {@code struct ibv_pd}: the scope in which memory regions and queue pairs may meet. */
+public final class ProtectionDomain extends NativeResource {
+    /** Registered buffers are page-aligned: the NIC pins whole pages, and rxe copies per page. */
+    public static final long PAGE_SIZE = 4096;
+
+    private final Context context;
+    private final MemorySegment pd;
+
+    ProtectionDomain(Context context, MemorySegment pd) {
+        super(context);
+        this.context = context;
+        this.pd = pd.reinterpret(Verbs.ibv_pd.byteSize());
+    }
+
+    public Context context() {
+        return context;
+    }
+
+    public MemorySegment handle() {
+        return pd;
+    }
+
+    /**
+     * Registers caller-owned native memory. The caller keeps the memory alive (its arena open)
+     * until the region is closed and no work request uses it.
+     */
+    public MemoryRegion register(MemorySegment memory, Set<Access> access) {
+        return register(memory, access, null);
+    }
+
+    /** Allocates page-aligned, zeroed native memory and registers it; closing the region frees it. */
+    public MemoryRegion allocateRegistered(long bytes, Set<Access> access) {
+        Arena arena = Arena.ofShared();
+        try {
+            return register(arena.allocate(bytes, PAGE_SIZE), access, arena);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    public MemoryRegion allocateRegistered(long bytes, Access first, Access... rest) {
+        return allocateRegistered(bytes, EnumSet.of(first, rest));
+    }
+
+    private MemoryRegion register(MemorySegment memory, Set<Access> access, Arena owned) {
+        checkOpen();
+        if (!memory.isNative()) throw new IllegalArgumentException("only native memory can be registered (allocate it from an Arena)");
+        if (memory.byteSize() == 0) throw new IllegalArgumentException("cannot register an empty segment");
+        try {
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment mr = (MemorySegment) ibv_reg_mr.invokeExact(errno, pd, memory, memory.byteSize(), Access.mask(access));
+            if (mr.equals(MemorySegment.NULL)) {
+                int e = Native.errno(errno);
+                long limit = memlockLimit();
+                if ((e == Libc.ENOMEM || e == Libc.EPERM) && limit >= 0) {
+                    throw new MemoryLockLimitException("ibv_reg_mr", e, memory.byteSize(), limit);
+                }
+                throw new VerbsException("ibv_reg_mr(" + memory.byteSize() + " bytes, access " + access + ")", e);
+            }
+            return new MemoryRegion(this, mr, memory, owned);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** RLIMIT_MEMLOCK soft limit in bytes, -1 for unlimited. */
+    public static long memlockLimit() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment rl = arena.allocate(Libc.rlimit);
+            MemorySegment errno = Native.errnoBuffer();
+            int rc = (int) LibcCalls.getrlimit.invokeExact(errno, Libc.RLIMIT_MEMLOCK, rl);
+            if (rc != 0) throw new VerbsException("getrlimit(RLIMIT_MEMLOCK)", Native.errno(errno));
+            return (long) Libc.rlimit_rlim_cur.get(rl);  // RLIM_INFINITY is ~0UL, i.e. -1
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Creates a QP with {@code ibv_create_qp}; it starts in RESET. */
+    public QueuePair createQueuePair(QueuePairInit init) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = init.write(arena);
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment qp = (MemorySegment) ibv_create_qp.invokeExact(errno, pd, attr);
+            if (qp.equals(MemorySegment.NULL)) throw new VerbsException("ibv_create_qp(" + init + ")", Native.errno(errno));
+            return new QueuePair(this, init, qp, attr, null);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** Creates a shared receive queue. */
+    public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_srq_init_attr);
+            Verbs.ibv_srq_init_attr_attr_max_wr.set(attr, maxWr);
+            Verbs.ibv_srq_init_attr_attr_max_sge.set(attr, maxSge);
+            Verbs.ibv_srq_init_attr_attr_srq_limit.set(attr, limit);
+            MemorySegment errno = Native.errnoBuffer();
+            MemorySegment srq = (MemorySegment) ibv_create_srq.invokeExact(errno, pd, attr);
+            if (srq.equals(MemorySegment.NULL)) {
+                throw new VerbsException("ibv_create_srq(max_wr " + maxWr + ", max_sge " + maxSge + ")", Native.errno(errno));
+            }
+            return new SharedReceiveQueue(this, srq, (int) Verbs.ibv_srq_init_attr_attr_max_wr.get(attr), maxSge);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    void release() {
+        try {
+            int rc = (int) ibv_dealloc_pd.invokeExact(pd);
+            if (rc != 0) throw new VerbsException("ibv_dealloc_pd", Math.abs(rc));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    String kind() {
+        return "ProtectionDomain(" + context.deviceName() + ")";
+    }
+}

@@ -1,0 +1,112 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Set;
+
+/**
+ * {@code struct ibv_qp_attr} plus its attribute mask, for {@link QueuePair#modify}: each setter
+ * sets the field and the mask bit that tells the kernel to apply it.
+ */
+public final class QpAttributes {
+    private int mask;
+    private QpState state;
+    private Mtu pathMtu;
+    private int qkey, rqPsn, sqPsn, destQpNum, accessFlags, pkeyIndex, port;
+    private int timeout, retryCount, rnrRetry, maxRdAtomic, maxDestRdAtomic, minRnrTimer;
+    private byte[] dgid;
+    private int sgidIndex, hopLimit, trafficClass, flowLabel, dlid, serviceLevel, ahPort;
+    private boolean global;
+
+    public QpAttributes state(QpState s) { state = s; mask |= IBV_QP_STATE; return this; }
+    public QpAttributes pathMtu(Mtu m) { pathMtu = m; mask |= IBV_QP_PATH_MTU; return this; }
+    public QpAttributes qkey(int v) { qkey = v; mask |= IBV_QP_QKEY; return this; }
+    public QpAttributes rqPsn(int v) { rqPsn = v; mask |= IBV_QP_RQ_PSN; return this; }
+    public QpAttributes sqPsn(int v) { sqPsn = v; mask |= IBV_QP_SQ_PSN; return this; }
+    public QpAttributes destQpNumber(int v) { destQpNum = v; mask |= IBV_QP_DEST_QPN; return this; }
+    public QpAttributes access(Set<Access> a) { accessFlags = Access.mask(a); mask |= IBV_QP_ACCESS_FLAGS; return this; }
+    public QpAttributes pkeyIndex(int v) { pkeyIndex = v; mask |= IBV_QP_PKEY_INDEX; return this; }
+    public QpAttributes port(int v) { port = v; mask |= IBV_QP_PORT; return this; }
+    /** Local ACK timeout: 4.096 µs × 2^v. */
+    public QpAttributes timeout(int v) { timeout = v; mask |= IBV_QP_TIMEOUT; return this; }
+    public QpAttributes retryCount(int v) { retryCount = v; mask |= IBV_QP_RETRY_CNT; return this; }
+    /** RNR retries; 7 means retry forever. */
+    public QpAttributes rnrRetry(int v) { rnrRetry = v; mask |= IBV_QP_RNR_RETRY; return this; }
+    public QpAttributes maxReadAtomic(int v) { maxRdAtomic = v; mask |= IBV_QP_MAX_QP_RD_ATOMIC; return this; }
+    public QpAttributes maxDestReadAtomic(int v) { maxDestRdAtomic = v; mask |= IBV_QP_MAX_DEST_RD_ATOMIC; return this; }
+    public QpAttributes minRnrTimer(int v) { minRnrTimer = v; mask |= IBV_QP_MIN_RNR_TIMER; return this; }
+
+    /** A global (GRH) address vector: required for RoCE, where the GID is the IP address. */
+    public QpAttributes globalAddress(byte[] destGid, int sgidIndex, int hopLimit, int trafficClass, int serviceLevel, int port) {
+        if (destGid.length != 16) throw new IllegalArgumentException("a GID has 16 bytes");
+        this.dgid = destGid.clone();
+        this.global = true;
+        this.sgidIndex = sgidIndex;
+        this.hopLimit = hopLimit;
+        this.trafficClass = trafficClass;
+        this.serviceLevel = serviceLevel;
+        this.ahPort = port;
+        mask |= IBV_QP_AV;
+        return this;
+    }
+
+    /** A LID-routed address vector (InfiniBand without GRH). */
+    public QpAttributes localAddress(int dlid, int serviceLevel, int port) {
+        this.dlid = dlid;
+        this.global = false;
+        this.serviceLevel = serviceLevel;
+        this.ahPort = port;
+        mask |= IBV_QP_AV;
+        return this;
+    }
+
+    public QpAttributes destLid(int lid) {
+        this.dlid = lid;
+        return this;
+    }
+
+    int mask() {
+        return mask;
+    }
+
+    QpState targetState() {
+        return state;
+    }
+
+    MemorySegment write(Arena arena) {
+        MemorySegment a = arena.allocate(Verbs.ibv_qp_attr);
+        if (state != null) ibv_qp_attr_qp_state.set(a, state.value);
+        if (pathMtu != null) ibv_qp_attr_path_mtu.set(a, pathMtu.value);
+        ibv_qp_attr_qkey.set(a, qkey);
+        ibv_qp_attr_rq_psn.set(a, rqPsn);
+        ibv_qp_attr_sq_psn.set(a, sqPsn);
+        ibv_qp_attr_dest_qp_num.set(a, destQpNum);
+        ibv_qp_attr_qp_access_flags.set(a, accessFlags);
+        ibv_qp_attr_pkey_index.set(a, (short) pkeyIndex);
+        ibv_qp_attr_port_num.set(a, (byte) port);
+        ibv_qp_attr_timeout.set(a, (byte) timeout);
+        ibv_qp_attr_retry_cnt.set(a, (byte) retryCount);
+        ibv_qp_attr_rnr_retry.set(a, (byte) rnrRetry);
+        ibv_qp_attr_max_rd_atomic.set(a, (byte) maxRdAtomic);
+        ibv_qp_attr_max_dest_rd_atomic.set(a, (byte) maxDestRdAtomic);
+        ibv_qp_attr_min_rnr_timer.set(a, (byte) minRnrTimer);
+        if ((mask & IBV_QP_AV) != 0) {
+            ibv_qp_attr_ah_attr_is_global.set(a, (byte) (global ? 1 : 0));
+            ibv_qp_attr_ah_attr_dlid.set(a, (short) dlid);
+            ibv_qp_attr_ah_attr_sl.set(a, (byte) serviceLevel);
+            ibv_qp_attr_ah_attr_src_path_bits.set(a, (byte) 0);
+            ibv_qp_attr_ah_attr_port_num.set(a, (byte) ahPort);
+            if (global) {
+                MemorySegment.copy(MemorySegment.ofArray(dgid), 0, a, ibv_qp_attr_ah_attr_grh_dgid, 16);
+                ibv_qp_attr_ah_attr_grh_sgid_index.set(a, (byte) sgidIndex);
+                ibv_qp_attr_ah_attr_grh_hop_limit.set(a, (byte) hopLimit);
+                ibv_qp_attr_ah_attr_grh_traffic_class.set(a, (byte) trafficClass);
+                ibv_qp_attr_ah_attr_grh_flow_label.set(a, flowLabel);
+            }
+        }
+        return a;
+    }
+}

@@ -1,0 +1,201 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsCalls.*;
+
+import io.jrdma.ffm.abi.CmCalls;
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Set;
+
+/**
+ * {@code struct ibv_qp}. Posting goes through {@code ibv_context.ops.post_send/post_recv}
+ * (static inline in verbs.h); the pointers are read once here and a reused bad_wr slot means a
+ * post allocates nothing. Posts to one QP must come from one thread at a time.
+ */
+public final class QueuePair extends NativeResource {
+    private static final int ENOMEM = 12;
+
+    private final ProtectionDomain pd;
+    private final MemorySegment qp;
+    private final QpType type;
+    private final int qpNumber;
+    private final QueuePairCapabilities capabilities;
+    private final MemorySegment postSend;
+    private final MemorySegment postRecv;
+    private final CmId cmOwner;
+    private final Arena scratchArena = Arena.ofShared();
+    private final MemorySegment badWr = scratchArena.allocate(ValueLayout.ADDRESS);
+
+    QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment grantedInit, CmId cmOwner) {
+        super(pd, init.sendCq(), init.recvCq() == init.sendCq() ? null : init.recvCq(), init.srq(), cmOwner);
+        this.pd = pd;
+        this.qp = qp.reinterpret(Verbs.ibv_qp.byteSize());
+        this.type = QpType.of((int) ibv_qp_qp_type.get(this.qp));
+        this.qpNumber = (int) ibv_qp_qp_num.get(this.qp);
+        this.capabilities = new QueuePairCapabilities(
+                (int) ibv_qp_init_attr_cap_max_send_wr.get(grantedInit),
+                (int) ibv_qp_init_attr_cap_max_recv_wr.get(grantedInit),
+                (int) ibv_qp_init_attr_cap_max_send_sge.get(grantedInit),
+                (int) ibv_qp_init_attr_cap_max_recv_sge.get(grantedInit),
+                (int) ibv_qp_init_attr_cap_max_inline_data.get(grantedInit));
+        MemorySegment ctx = ((MemorySegment) ibv_qp_context.get(this.qp)).reinterpret(Verbs.ibv_context.byteSize());
+        this.postSend = (MemorySegment) ibv_context_ops_post_send.get(ctx);
+        this.postRecv = (MemorySegment) ibv_context_ops_post_recv.get(ctx);
+        this.cmOwner = cmOwner;
+    }
+
+    public MemorySegment handle() {
+        return qp;
+    }
+
+    public int qpNumber() {
+        return qpNumber;
+    }
+
+    public QpType type() {
+        return type;
+    }
+
+    public ProtectionDomain protectionDomain() {
+        return pd;
+    }
+
+    /** The queue sizes the provider granted, which may exceed what was asked for. */
+    public QueuePairCapabilities capabilities() {
+        return capabilities;
+    }
+
+    /** The current state, queried from the kernel (a peer's error can move it to ERR). */
+    public QpState state() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_qp_attr);
+            MemorySegment init = arena.allocate(Verbs.ibv_qp_init_attr);
+            int rc = (int) ibv_query_qp.invokeExact(qp, attr, IBV_QP_STATE, init);
+            if (rc != 0) throw new VerbsException("ibv_query_qp", Math.abs(rc));
+            return QpState.of((int) ibv_qp_attr_qp_state.get(attr));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** {@code ibv_modify_qp} with exactly the attributes that were set. */
+    public void modify(QpAttributes attributes) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            int rc = (int) ibv_modify_qp.invokeExact(qp, attributes.write(arena), attributes.mask());
+            if (rc != 0) {
+                String target = attributes.targetState() == null ? "" : " to " + attributes.targetState();
+                throw new VerbsException("ibv_modify_qp(QP 0x" + Integer.toHexString(qpNumber) + target + ", mask 0x"
+                        + Integer.toHexString(attributes.mask()) + ")", Math.abs(rc));
+            }
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** RESET → INIT: bind to a port and say what the remote may do here. */
+    public void modifyToInit(int port, Set<Access> remoteAccess) {
+        QpAttributes a = new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(port);
+        if (type == QpType.UD) a.qkey(UD_QKEY);
+        else a.access(remoteAccess);
+        modify(a);
+    }
+
+    /** INIT → RTR for a connected QP, from the peer's exchanged address. */
+    public void modifyToRtr(RtrAttributes r) {
+        QpAttributes a = new QpAttributes().state(QpState.RTR).pathMtu(r.mtu())
+                .destQpNumber(r.remote().qpNumber()).rqPsn(r.remote().psn());
+        if (isZero(r.remote().gid())) a.localAddress(r.remote().lid(), r.serviceLevel(), r.port());
+        else a.globalAddress(r.remote().gid(), r.sgidIndex(), r.hopLimit(), r.trafficClass(), r.serviceLevel(), r.port())
+                .destLid(r.remote().lid());
+        if (type == QpType.RC) a.maxDestReadAtomic(r.maxDestRdAtomic()).minRnrTimer(r.minRnrTimer());
+        modify(a);
+    }
+
+    /** RTR → RTS: the send side starts at {@code sqPsn}, which the peer used as its rq_psn. */
+    public void modifyToRts(RtsAttributes r) {
+        QpAttributes a = new QpAttributes().state(QpState.RTS).sqPsn(r.sqPsn());
+        if (type == QpType.RC) a.timeout(r.timeout()).retryCount(r.retryCount()).rnrRetry(r.rnrRetry()).maxReadAtomic(r.maxRdAtomic());
+        modify(a);
+    }
+
+    /** Moves to ERR: every outstanding WR completes with IBV_WC_WR_FLUSH_ERR. */
+    public void modifyToError() {
+        modify(new QpAttributes().state(QpState.ERR));
+    }
+
+    public void modifyToReset() {
+        modify(new QpAttributes().state(QpState.RESET));
+    }
+
+    /** The qkey UD QPs of this binding use. */
+    public static final int UD_QKEY = 0x11111111;
+
+    private static boolean isZero(byte[] b) {
+        for (byte x : b) if (x != 0) return false;
+        return true;
+    }
+
+    /**
+     * Posts a send-queue WR (chain). A full send queue is {@code ENOMEM} from the provider and is
+     * reported as {@link QueueFullException}.
+     */
+    public void postSend(SendWorkRequest wr) {
+        checkOpen();
+        int rc;
+        badWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        try {
+            rc = (int) ops_post_send.invokeExact(postSend, qp, wr.segment(), badWr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        if (rc != 0) throw postError("ibv_post_send", kind(), badWr, rc);
+    }
+
+    /** Posts a receive WR (chain). Not for QPs attached to an SRQ. */
+    public void postReceive(ReceiveWorkRequest wr) {
+        checkOpen();
+        int rc;
+        badWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        try {
+            rc = (int) ops_post_recv.invokeExact(postRecv, qp, wr.segment(), badWr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        if (rc != 0) throw postError("ibv_post_recv", kind(), badWr, rc);
+    }
+
+    static RdmaException postError(String function, String target, MemorySegment badWr, int rc) {
+        MemorySegment bad = badWr.get(ValueLayout.ADDRESS, 0);
+        // wr_id is the first member of both ibv_send_wr and ibv_recv_wr
+        String badId = bad.equals(MemorySegment.NULL) ? "?"
+                : Long.toString((long) ibv_recv_wr_wr_id.get(bad.reinterpret(Verbs.ibv_recv_wr.byteSize())));
+        String what = function + "(" + target + ", bad wr_id " + badId + ")";
+        return Math.abs(rc) == ENOMEM ? new QueueFullException(what, Math.abs(rc)) : new VerbsException(what, Math.abs(rc));
+    }
+
+    @Override
+    void release() {
+        try {
+            if (cmOwner != null) {
+                CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
+            } else {
+                int rc = (int) ibv_destroy_qp.invokeExact(qp);
+                if (rc != 0) throw new VerbsException("ibv_destroy_qp(QP 0x" + Integer.toHexString(qpNumber) + ")", Math.abs(rc));
+            }
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        scratchArena.close();
+    }
+
+    @Override
+    String kind() {
+        return "QueuePair(" + type + " 0x" + Integer.toHexString(qpNumber) + ")";
+    }
+}

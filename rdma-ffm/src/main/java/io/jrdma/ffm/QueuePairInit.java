@@ -1,0 +1,74 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * {@code struct ibv_qp_init_attr} as an immutable value: {@code QueuePairInit.rc(cq).sendQueue(64)}.
+ *
+ * @param signalAll every send WR generates a completion (sq_sig_all); otherwise only
+ *                  {@code SIGNALED} ones do
+ */
+public record QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq, SharedReceiveQueue srq,
+                            int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
+                            boolean signalAll) {
+    public QueuePairInit {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(sendCq, "sendCq");
+        Objects.requireNonNull(recvCq, "recvCq");
+    }
+
+    /** An RC QP using one CQ for both queues, 16 WRs each way, one SGE, no inline data. */
+    public static QueuePairInit rc(CompletionQueue cq) {
+        return new QueuePairInit(QpType.RC, cq, cq, null, 16, 16, 1, 1, 0, false);
+    }
+
+    public static QueuePairInit of(QpType type, CompletionQueue sendCq, CompletionQueue recvCq) {
+        return new QueuePairInit(type, sendCq, recvCq, null, 16, 16, 1, 1, 0, false);
+    }
+
+    public QueuePairInit sendQueue(int maxWr, int maxSge) {
+        return new QueuePairInit(type, sendCq, recvCq, srq, maxWr, maxRecvWr, maxSge, maxRecvSge, maxInlineData, signalAll);
+    }
+
+    public QueuePairInit receiveQueue(int maxWr, int maxSge) {
+        return new QueuePairInit(type, sendCq, recvCq, srq, maxSendWr, maxWr, maxSendSge, maxSge, maxInlineData, signalAll);
+    }
+
+    public QueuePairInit sharedReceiveQueue(SharedReceiveQueue srq) {
+        return new QueuePairInit(type, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, signalAll);
+    }
+
+    public QueuePairInit maxInlineData(int bytes) {
+        return new QueuePairInit(type, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, bytes, signalAll);
+    }
+
+    public QueuePairInit signalAll(boolean all) {
+        return new QueuePairInit(type, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, all);
+    }
+
+    MemorySegment write(Arena arena) {
+        MemorySegment a = arena.allocate(Verbs.ibv_qp_init_attr);
+        ibv_qp_init_attr_send_cq.set(a, sendCq.handle());
+        ibv_qp_init_attr_recv_cq.set(a, recvCq.handle());
+        ibv_qp_init_attr_srq.set(a, srq == null ? MemorySegment.NULL : srq.handle());
+        ibv_qp_init_attr_cap_max_send_wr.set(a, maxSendWr);
+        ibv_qp_init_attr_cap_max_recv_wr.set(a, srq == null ? maxRecvWr : 0);
+        ibv_qp_init_attr_cap_max_send_sge.set(a, maxSendSge);
+        ibv_qp_init_attr_cap_max_recv_sge.set(a, srq == null ? maxRecvSge : 0);
+        ibv_qp_init_attr_cap_max_inline_data.set(a, maxInlineData);
+        ibv_qp_init_attr_qp_type.set(a, type.value);
+        ibv_qp_init_attr_sq_sig_all.set(a, signalAll ? 1 : 0);
+        return a;
+    }
+
+    @Override
+    public String toString() {
+        return type + " send " + maxSendWr + "x" + maxSendSge + " recv " + (srq == null ? maxRecvWr + "x" + maxRecvSge : "SRQ")
+                + " inline " + maxInlineData;
+    }
+}

@@ -1,0 +1,10 @@
+package io.jrdma.ffm;
+
+import java.time.Duration;
+
+/** A bounded wait (completion event, CM event, async event) expired. */
+public final class RdmaTimeoutException extends RdmaException {
+    public RdmaTimeoutException(String what, Duration timeout) {
+        super(what + " did not happen within " + timeout.toMillis() + " ms");
+    }
+}

@@ -1,0 +1,138 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A reusable {@code struct ibv_send_wr} with its scatter-gather list, allocated once and patched
+ * in place before each post (no allocation per operation). Not thread-safe.
+ *
+ * <pre>{@code
+ * wr.reset().wrId(7).opcode(SendOpcode.RDMA_WRITE).flags(SendFlags.SIGNALED)
+ *   .sge(0, mr, 0, 64).rdma(remoteAddress, rkey);
+ * qp.postSend(wr);
+ * }</pre>
+ */
+public final class SendWorkRequest {
+    private static final long SGE_SIZE = Verbs.ibv_sge.byteSize();
+
+    private final MemorySegment wr;
+    private final MemorySegment sges;
+    private final int maxSge;
+
+    private SendWorkRequest(Arena arena, int maxSge) {
+        if (maxSge < 1) throw new IllegalArgumentException("a WR needs at least one SGE slot");
+        this.maxSge = maxSge;
+        this.wr = arena.allocate(Verbs.ibv_send_wr);
+        this.sges = arena.allocate(Verbs.ibv_sge, maxSge);
+        reset();
+    }
+
+    public static SendWorkRequest allocate(Arena arena, int maxSge) {
+        return new SendWorkRequest(arena, maxSge);
+    }
+
+    /** A WR in memory the garbage collector frees once the WR is unreachable. */
+    public static SendWorkRequest allocate(int maxSge) {
+        return new SendWorkRequest(Arena.ofAuto(), maxSge);
+    }
+
+    MemorySegment segment() {
+        return wr;
+    }
+
+    /** Clears every field and points sg_list at this WR's SGE array; one SGE, no chain. */
+    public SendWorkRequest reset() {
+        wr.fill((byte) 0);
+        ibv_send_wr_sg_list.set(wr, sges);
+        ibv_send_wr_num_sge.set(wr, 0);
+        return this;
+    }
+
+    public SendWorkRequest wrId(long id) {
+        ibv_send_wr_wr_id.set(wr, id);
+        return this;
+    }
+
+    public long wrId() {
+        return (long) ibv_send_wr_wr_id.get(wr);
+    }
+
+    public SendWorkRequest opcode(SendOpcode opcode) {
+        ibv_send_wr_opcode.set(wr, opcode.value);
+        return this;
+    }
+
+    /** {@link SendFlags} or-ed together. */
+    public SendWorkRequest flags(int sendFlags) {
+        ibv_send_wr_send_flags.set(wr, sendFlags);
+        return this;
+    }
+
+    /** Sets SGE {@code index} and makes the list {@code index + 1} long. */
+    public SendWorkRequest sge(int index, long address, int length, int lkey) {
+        if (index < 0 || index >= maxSge) throw new IndexOutOfBoundsException("SGE " + index + " of " + maxSge);
+        long at = index * SGE_SIZE;
+        ibv_sge_addr.set(sges, at, address);
+        ibv_sge_length.set(sges, at, length);
+        ibv_sge_lkey.set(sges, at, lkey);
+        ibv_send_wr_num_sge.set(wr, index + 1);
+        return this;
+    }
+
+    /** SGE over {@code length} bytes at {@code offset} in a registered region, bounds-checked. */
+    public SendWorkRequest sge(int index, MemoryRegion mr, long offset, int length) {
+        if (offset < 0 || length < 0 || offset + length > mr.length()) {
+            throw new IndexOutOfBoundsException("[" + offset + ", " + (offset + length) + ") outside " + mr);
+        }
+        return sge(index, mr.address() + offset, length, mr.lkey());
+    }
+
+    /** No SGE at all: a zero-byte SEND or WRITE_WITH_IMM that carries only the immediate. */
+    public SendWorkRequest noSge() {
+        ibv_send_wr_num_sge.set(wr, 0);
+        return this;
+    }
+
+    /** Immediate data (host order; sent big-endian as C's htonl would). */
+    public SendWorkRequest immediate(int value) {
+        ibv_send_wr_imm_data.set(wr, value);
+        return this;
+    }
+
+    /** Remote target of RDMA WRITE / WRITE_WITH_IMM / READ. */
+    public SendWorkRequest rdma(long remoteAddress, int rkey) {
+        ibv_send_wr_wr_rdma_remote_addr.set(wr, remoteAddress);
+        ibv_send_wr_wr_rdma_rkey.set(wr, rkey);
+        return this;
+    }
+
+    /**
+     * Remote target and operands of an atomic: {@code compareAdd} is the compare value (CAS) or
+     * the addend (FADD), {@code swap} the new value (CAS). The 8-byte target must be aligned.
+     */
+    public SendWorkRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
+        ibv_send_wr_wr_atomic_remote_addr.set(wr, remoteAddress);
+        ibv_send_wr_wr_atomic_rkey.set(wr, rkey);
+        ibv_send_wr_wr_atomic_compare_add.set(wr, compareAdd);
+        ibv_send_wr_wr_atomic_swap.set(wr, swap);
+        return this;
+    }
+
+    /** Destination of a UD send. */
+    public SendWorkRequest ud(MemorySegment addressHandle, int remoteQpn, int remoteQkey) {
+        ibv_send_wr_wr_ud_ah.set(wr, addressHandle);
+        ibv_send_wr_wr_ud_remote_qpn.set(wr, remoteQpn);
+        ibv_send_wr_wr_ud_remote_qkey.set(wr, remoteQkey);
+        return this;
+    }
+
+    /** Chains {@code next} after this WR (one post submits both), or ends the chain with null. */
+    public SendWorkRequest next(SendWorkRequest next) {
+        ibv_send_wr_next.set(wr, next == null ? MemorySegment.NULL : next.wr);
+        return this;
+    }
+}

@@ -1,0 +1,95 @@
+package io.jrdma.ffm;
+
+import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsCalls.*;
+
+import io.jrdma.ffm.abi.Native;
+import io.jrdma.ffm.abi.Verbs;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/** {@code struct ibv_srq}: one pool of receive buffers shared by many QPs. */
+public final class SharedReceiveQueue extends NativeResource {
+    private final MemorySegment srq;
+    private final MemorySegment postSrqRecv;
+    private final int maxWr;
+    private final int maxSge;
+    private final Arena scratchArena = Arena.ofShared();
+    private final MemorySegment badWr = scratchArena.allocate(ValueLayout.ADDRESS);
+
+    SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge) {
+        super(pd);
+        this.srq = srq.reinterpret(Verbs.ibv_srq.byteSize());
+        this.maxWr = maxWr;
+        this.maxSge = maxSge;
+        MemorySegment ctx = ((MemorySegment) ibv_srq_context.get(this.srq)).reinterpret(Verbs.ibv_context.byteSize());
+        this.postSrqRecv = (MemorySegment) ibv_context_ops_post_srq_recv.get(ctx);
+    }
+
+    MemorySegment handle() {
+        return srq;
+    }
+
+    /** Receive WRs the provider granted. */
+    public int maxWr() {
+        return maxWr;
+    }
+
+    public void postReceive(ReceiveWorkRequest wr) {
+        checkOpen();
+        int rc;
+        badWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        try {
+            rc = (int) ops_post_srq_recv.invokeExact(postSrqRecv, srq, wr.segment(), badWr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        if (rc != 0) throw QueuePair.postError("ibv_post_srq_recv", kind(), badWr, rc);
+    }
+
+    /**
+     * Arms the limit event: when fewer than {@code limit} WRs remain posted, the context raises
+     * IBV_EVENT_SRQ_LIMIT_REACHED once.
+     */
+    public void armLimit(int limit) {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_srq_attr);
+            ibv_srq_attr_srq_limit.set(attr, limit);
+            int rc = (int) ibv_modify_srq.invokeExact(srq, attr, IBV_SRQ_LIMIT);
+            if (rc != 0) throw new VerbsException("ibv_modify_srq(limit " + limit + ")", Math.abs(rc));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    /** The current limit (0 when disarmed, e.g. after the limit event fired). */
+    public int limit() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_srq_attr);
+            int rc = (int) ibv_query_srq.invokeExact(srq, attr);
+            if (rc != 0) throw new VerbsException("ibv_query_srq", Math.abs(rc));
+            return (int) ibv_srq_attr_srq_limit.get(attr);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    @Override
+    void release() {
+        try {
+            int rc = (int) ibv_destroy_srq.invokeExact(srq);
+            if (rc != 0) throw new VerbsException("ibv_destroy_srq", Math.abs(rc));
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+        scratchArena.close();
+    }
+
+    @Override
+    String kind() {
+        return "SharedReceiveQueue(" + maxWr + "x" + maxSge + ")";
+    }
+}
