@@ -113,7 +113,8 @@ public final class RdmaDevices {
                 + "(modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or inside jrdma's lab: lab/softroce";
     }
 
-    static String noDevicesMessage() {
+    /** Why no device is visible on a kernel that supports RDMA, and what to do about it. */
+    public static String noDevicesMessage() {
         boolean uverbs = Files.isDirectory(Path.of("/sys/class/infiniband_verbs"));
         return "no RDMA devices are registered" + (uverbs ? " (the kernel supports RDMA)" : "")
                 + ": load a NIC driver, or add a SoftRoCE device: modprobe rdma_rxe; "
