@@ -89,10 +89,12 @@ public final class CmId extends NativeResource {
 
     /** Starts resolving {@code destination} (optionally from {@code source}); then await ADDR_RESOLVED. */
     public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
-        call("rdma_resolve_addr(" + destination + ")", (errno, arena) ->
-                (int) rdma_resolve_addr.invokeExact(errno, id,
-                        source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source),
-                        SocketAddresses.write(arena, destination), (int) timeout.toMillis()));
+        call("rdma_resolve_addr(" + destination + ")", (errno, arena) -> {
+            // a conditional argument to invokeExact would be typed Object: bind it first
+            MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source);
+            return (int) rdma_resolve_addr.invokeExact(errno, id, src, SocketAddresses.write(arena, destination),
+                    (int) timeout.toMillis());
+        });
     }
 
     /** Starts resolving the route; then await ROUTE_RESOLVED. */

@@ -164,8 +164,8 @@ public final class Context extends NativeResource {
         if (minEntries < 1) throw new IllegalArgumentException("a CQ needs at least one entry");
         try {
             MemorySegment errno = Native.errnoBuffer();
-            MemorySegment cq = (MemorySegment) ibv_create_cq.invokeExact(errno, ctx, minEntries, MemorySegment.NULL,
-                    channel == null ? MemorySegment.NULL : channel.handle(), completionVector);
+            MemorySegment ch = channel == null ? MemorySegment.NULL : channel.handle();
+            MemorySegment cq = (MemorySegment) ibv_create_cq.invokeExact(errno, ctx, minEntries, MemorySegment.NULL, ch, completionVector);
             if (cq.equals(MemorySegment.NULL)) throw new VerbsException("ibv_create_cq(" + deviceName + ", " + minEntries + " entries)", Native.errno(errno));
             return new CompletionQueue(this, channel, cq);
         } catch (Throwable t) {

@@ -1,0 +1,157 @@
+package io.jrdma.reactive;
+
+import io.jrdma.ffm.CmEvent;
+import io.jrdma.ffm.CmEventType;
+import io.jrdma.ffm.CmId;
+import io.jrdma.ffm.ConnectionParameters;
+import io.jrdma.ffm.EventChannel;
+import io.jrdma.ffm.PortSpace;
+import io.jrdma.ffm.RdmaTimeoutException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * The passive side of rdma_cm: one thread reads the listener's event channel, accepts or rejects
+ * connect requests, hands established connections out and routes DISCONNECTED to them.
+ */
+final class CmListener implements Runnable {
+    private final ConnectionConfig config;
+    private final RdmaResources resources;
+    private final Predicate<InetSocketAddress> acceptFilter;
+    private final Consumer<RdmaConnection> onConnection;
+    private final EventChannel channel;
+    private final CmId listenId;
+    private final InetSocketAddress address;
+    private final Map<CmId, RdmaConnection> connections = new ConcurrentHashMap<>();
+    private final CountDownLatch done = new CountDownLatch(1);
+    private volatile boolean stop;
+
+    CmListener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bindAddress, int backlog,
+               Predicate<InetSocketAddress> acceptFilter, Consumer<RdmaConnection> onConnection) {
+        this.config = config;
+        this.resources = resources;
+        this.acceptFilter = acceptFilter;
+        this.onConnection = onConnection;
+        this.channel = EventChannel.create();
+        try {
+            this.listenId = CmId.create(channel, PortSpace.TCP);
+            listenId.setReuseAddress(true);
+            listenId.bind(bindAddress);
+            listenId.listen(backlog);
+            this.address = listenId.localAddress();
+        } catch (RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public void run() {
+        try {
+            while (!stop) {
+                CmEvent e;
+                try {
+                    e = channel.next(CmConnector.EVENT_POLL);
+                } catch (RdmaTimeoutException timeout) {
+                    continue;
+                }
+                handle(e);
+            }
+        } finally {
+            done.countDown();
+        }
+    }
+
+    private void handle(CmEvent e) {
+        switch (e.type()) {
+            case CONNECT_REQUEST -> onConnectRequest(e);
+            case ESTABLISHED -> {
+                RdmaConnection c = connections.get(e.id());
+                if (c != null) {
+                    c.start();
+                    onConnection.accept(c);
+                }
+            }
+            case DISCONNECTED, DEVICE_REMOVAL -> {
+                RdmaConnection c = connections.remove(e.id());
+                if (c != null) c.peerClosed("the peer disconnected");
+            }
+            case CONNECT_ERROR, UNREACHABLE, REJECTED -> {
+                RdmaConnection c = connections.remove(e.id());
+                if (c != null) c.abort(new ConnectionException("accepting failed: " + e));
+            }
+            default -> { }
+        }
+    }
+
+    private void onConnectRequest(CmEvent e) {
+        CmId id = e.id();
+        InetSocketAddress peer = id.remoteAddress();
+        ConnectionDescriptor theirs;
+        try {
+            theirs = ConnectionDescriptor.decode(e.privateData());
+        } catch (ConnectionException.Protocol p) {
+            reject(id, "bad descriptor: " + p.getMessage());
+            return;
+        }
+        if (!acceptFilter.test(peer)) {
+            reject(id, "rejected by server");
+            return;
+        }
+        RdmaConnection connection = null;
+        try {
+            ConnectionResources res = ConnectionResources.create(id.context(), false, config, id::createQueuePair);
+            res.cmId = id;
+            connection = new RdmaConnection(res, config, resources, "rdma_cm " + address + " <- " + peer);
+            connection.remote(theirs.exposed());
+            connection.postInitialReceives();
+            connections.put(id, connection);
+            ConnectionDescriptor mine = new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), res.exposedDescriptor());
+            id.accept(ConnectionParameters.defaults().withPrivateData(mine.encode()));
+            RdmaConnection c = connection;
+            connection.onClose().subscribe(null, null, () -> connections.remove(id, c));
+        } catch (RuntimeException ex) {
+            System.getLogger("io.jrdma.reactive").log(System.Logger.Level.WARNING, "accepting " + peer + " failed", ex);
+            if (connection != null) {
+                connections.remove(id);
+                connection.abort(ex);
+            } else {
+                reject(id, "server error: " + ex.getMessage());
+            }
+        }
+    }
+
+    private static void reject(CmId id, String reason) {
+        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+        byte[] data = java.util.Arrays.copyOf(r, Math.min(r.length, CmId.MAX_PRIVATE_DATA_REJECT));
+        try {
+            id.reject(data);
+        } finally {
+            id.close();
+        }
+    }
+
+    /** Stops accepting; established connections stay open until closed themselves. */
+    void close() {
+        stop = true;
+        try {
+            if (!done.await(5, TimeUnit.SECONDS)) return;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        for (RdmaConnection c : connections.values()) c.close().block(java.time.Duration.ofSeconds(15));
+        listenId.close();
+        channel.close();
+    }
+}

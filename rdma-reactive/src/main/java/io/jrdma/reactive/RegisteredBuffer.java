@@ -1,0 +1,95 @@
+package io.jrdma.reactive;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A slice of registered memory from a {@link BufferPool}. Reference counted: the caller holds one
+ * reference, and every work request that uses the buffer holds another until its completion
+ * (success, error or flush) arrives, so cancelling an operation or releasing early never hands
+ * memory back to the pool while the NIC may still read or write it.
+ */
+public final class RegisteredBuffer {
+    private final BufferPool pool;
+    private final MemorySegment segment;
+    private final int lkey;
+    private final int rkey;
+    private final AtomicInteger refCnt = new AtomicInteger();
+
+    RegisteredBuffer(BufferPool pool, MemorySegment segment, int lkey, int rkey) {
+        this.pool = pool;
+        this.segment = segment;
+        this.lkey = lkey;
+        this.rkey = rkey;
+    }
+
+    /** The whole buffer; valid until the last release. */
+    public MemorySegment segment() {
+        checkLive();
+        return segment;
+    }
+
+    public int capacity() {
+        return (int) segment.byteSize();
+    }
+
+    public long address() {
+        return segment.address();
+    }
+
+    public int lkey() {
+        return lkey;
+    }
+
+    /** Describes {@code [offset, offset + length)} of this buffer for a peer (needs remote access on the pool). */
+    public RemoteBuffer toRemote(long offset, long length) {
+        return new RemoteBuffer(address(), rkey, capacity()).slice(offset, length);
+    }
+
+    public RegisteredBuffer put(long offset, byte[] bytes) {
+        MemorySegment.copy(bytes, 0, segment(), ValueLayout.JAVA_BYTE, offset, bytes.length);
+        return this;
+    }
+
+    public byte[] bytes(long offset, int length) {
+        return segment().asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    public String string(long offset, int length) {
+        return new String(bytes(offset, length), StandardCharsets.UTF_8);
+    }
+
+    public int refCount() {
+        return refCnt.get();
+    }
+
+    /** Adds a reference (an in-flight WR, or a second owner). */
+    public RegisteredBuffer retain() {
+        int r;
+        do {
+            r = refCnt.get();
+            if (r <= 0) throw new IllegalStateException("buffer already returned to its pool");
+        } while (!refCnt.compareAndSet(r, r + 1));
+        return this;
+    }
+
+    /** Drops a reference; the last one returns the buffer to its pool. */
+    public void release() {
+        int r = refCnt.decrementAndGet();
+        if (r == 0) pool.recycle(this);
+        else if (r < 0) {
+            refCnt.incrementAndGet();
+            throw new IllegalStateException("buffer released more often than acquired");
+        }
+    }
+
+    void acquired() {
+        refCnt.set(1);
+    }
+
+    private void checkLive() {
+        if (refCnt.get() <= 0) throw new IllegalStateException("buffer used after it was returned to its pool");
+    }
+}

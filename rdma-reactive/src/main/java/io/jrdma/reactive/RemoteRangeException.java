@@ -1,0 +1,11 @@
+package io.jrdma.reactive;
+
+import io.jrdma.ffm.RdmaException;
+
+/** A READ/WRITE/atomic addressed bytes outside the peer's advertised buffer; nothing was posted. */
+public final class RemoteRangeException extends RdmaException {
+    public RemoteRangeException(RemoteBuffer buffer, long offset, long length) {
+        super("range [" + offset + ", " + (offset + length) + ") is outside the remote buffer of " + buffer.length()
+                + " bytes (" + buffer + ")");
+    }
+}

@@ -1,0 +1,218 @@
+package io.jrdma.reactive;
+
+import io.jrdma.ffm.Context;
+import io.jrdma.ffm.DeviceInfo;
+import io.jrdma.ffm.Gid;
+import io.jrdma.ffm.GidType;
+import io.jrdma.ffm.NoRdmaDeviceException;
+import io.jrdma.ffm.QueuePairAddress;
+import io.jrdma.ffm.RdmaDevices;
+import io.jrdma.ffm.RtrAttributes;
+import io.jrdma.ffm.RtsAttributes;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
+import java.security.SecureRandom;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * Connection setup without rdma_cm: QPN, GID, PSN and descriptors cross a TCP socket, and each
+ * side drives its QP INIT → RTR → RTS itself. The device is the one whose RoCE v2 GID is the
+ * socket's local address (or the configured one).
+ *
+ * <pre>
+ * hello (58 bytes, each way): QueuePairAddress (u32 qpn, u32 psn, u16 lid, 16-byte gid) + ConnectionDescriptor
+ * ready (1 byte 'R', each way): sent once the QP is in RTS, so neither side sends before the other can receive
+ * </pre>
+ */
+final class TcpConnector {
+    private TcpConnector() {}
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+    private static final int HELLO = QueuePairAddress.WIRE_SIZE + ConnectionDescriptor.SIZE;
+    private static final byte READY = 'R';
+
+    static RdmaConnection connect(ConnectionConfig config, RdmaResources resources, InetSocketAddress local,
+                                  InetSocketAddress remote) {
+        Socket socket = new Socket();
+        try {
+            int timeout = (int) config.connectTimeout().toMillis();
+            if (local != null) socket.bind(local);
+            socket.connect(remote, timeout);
+            return handshake(socket, config, resources, "tcp " + socket.getLocalSocketAddress() + " -> " + remote);
+        } catch (java.net.ConnectException e) {
+            closeSocket(socket);
+            throw new ConnectionException.Rejected("nothing listens at " + remote + " (" + e.getMessage() + ")", new byte[0], e);
+        } catch (SocketTimeoutException e) {
+            closeSocket(socket);
+            throw new ConnectionException.Timeout("connecting to " + remote + " timed out after " + config.connectTimeout().toMillis() + " ms");
+        } catch (IOException e) {
+            closeSocket(socket);
+            throw new ConnectionException.Unreachable(remote + " is unreachable: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            closeSocket(socket);
+            throw e;
+        }
+    }
+
+    /** Both sides run the same exchange: the protocol is symmetric. */
+    static RdmaConnection handshake(Socket socket, ConnectionConfig config, RdmaResources resources, String description)
+            throws IOException {
+        socket.setSoTimeout((int) config.connectTimeout().toMillis());
+        socket.setTcpNoDelay(true);
+        InetAddress localIp = socket.getLocalAddress();
+        Context ctx = openDevice(config, localIp);
+        Gid gid;
+        try {
+            gid = ctx.roceV2Gid(config.port(), localIp);
+        } catch (RuntimeException e) {
+            ctx.close();
+            throw e;
+        }
+        ConnectionResources res = ConnectionResources.create(ctx, true, config, (pd, init) -> pd.createQueuePair(init));
+        res.socket = socket;
+        RdmaConnection connection = new RdmaConnection(res, config, resources, description);
+        try {
+            res.qp.modifyToInit(config.port(), config.qpAccess());
+            connection.postInitialReceives();
+            int psn = RANDOM.nextInt(1 << 24);
+            QueuePairAddress mine = new QueuePairAddress(res.qp.qpNumber(), psn, 0, gid.raw());
+            ByteBuffer hello = ByteBuffer.allocate(HELLO);
+            mine.writeTo(hello);
+            hello.put(new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), res.exposedDescriptor()).encode());
+            OutputStream out = socket.getOutputStream();
+            out.write(hello.array());
+            out.flush();
+            byte[] theirs = new byte[HELLO];
+            new DataInputStream(socket.getInputStream()).readFully(theirs);
+            ByteBuffer in = ByteBuffer.wrap(theirs);
+            QueuePairAddress peer = QueuePairAddress.readFrom(in);
+            byte[] descriptor = new byte[ConnectionDescriptor.SIZE];
+            in.get(descriptor);
+            ConnectionDescriptor peerDescriptor = ConnectionDescriptor.decode(descriptor);
+            res.qp.modifyToRtr(RtrAttributes.of(peer, config.port(), gid.index()));
+            res.qp.modifyToRts(RtsAttributes.of(psn));
+            out.write(READY);
+            out.flush();
+            if (socket.getInputStream().read() != READY) throw new ConnectionException.Protocol("peer did not confirm RTS");
+            socket.setSoTimeout(0);
+            connection.remote(peerDescriptor.exposed());
+            resources.newThread("tcp-liveness", () -> watchLiveness(socket, connection)).start();
+            connection.start();
+            return connection;
+        } catch (EOFException e) {
+            connection.abort(e);
+            throw new ConnectionException.Protocol("peer closed the socket during the exchange");
+        } catch (IOException | RuntimeException e) {
+            connection.abort(e);
+            throw e;
+        }
+    }
+
+    /** The socket carries nothing after setup: EOF or an error means the peer is gone. */
+    private static void watchLiveness(Socket socket, RdmaConnection connection) {
+        try (InputStream in = socket.getInputStream()) {
+            while (in.read() >= 0) {
+                // nothing is expected; ignore stray bytes
+            }
+            connection.peerClosed("the peer closed its TCP control connection");
+        } catch (IOException e) {
+            if (!connection.isClosed()) connection.peerClosed("TCP control connection failed: " + e.getMessage());
+        }
+    }
+
+    static Context openDevice(ConnectionConfig config, InetAddress localIp) {
+        if (config.device() != null) return RdmaDevices.open(config.device());
+        for (DeviceInfo d : RdmaDevices.list()) {
+            Context ctx = RdmaDevices.open(d.name());
+            try {
+                for (Gid g : ctx.gids(config.port())) {
+                    if (g.type() == GidType.ROCE_V2 && g.matches(localIp)) return ctx;
+                }
+            } catch (RuntimeException e) {
+                ctx.close();
+                throw e;
+            }
+            ctx.close();
+        }
+        throw new NoRdmaDeviceException("no RDMA device has a RoCE v2 GID for " + localIp.getHostAddress()
+                + " (the TCP socket's local address); configure device(...) or bind to a device's address");
+    }
+
+    private static void closeSocket(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // nothing was set up on it
+        }
+    }
+
+    /** Accepts TCP connections and turns each into an RDMA connection. */
+    static final class Listener implements Runnable {
+        private final ServerSocket server;
+        private final ConnectionConfig config;
+        private final RdmaResources resources;
+        private final Predicate<InetSocketAddress> acceptFilter;
+        private final Consumer<RdmaConnection> onConnection;
+        private volatile boolean stop;
+
+        Listener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bind, int backlog,
+                 Predicate<InetSocketAddress> acceptFilter, Consumer<RdmaConnection> onConnection) throws IOException {
+            this.server = new ServerSocket();
+            server.setReuseAddress(true);
+            server.bind(bind, backlog);
+            this.config = config;
+            this.resources = resources;
+            this.acceptFilter = acceptFilter;
+            this.onConnection = onConnection;
+        }
+
+        InetSocketAddress address() {
+            return (InetSocketAddress) server.getLocalSocketAddress();
+        }
+
+        @Override
+        public void run() {
+            while (!stop) {
+                Socket s;
+                try {
+                    s = server.accept();
+                } catch (IOException e) {
+                    if (stop) return;
+                    continue;
+                }
+                if (!acceptFilter.test((InetSocketAddress) s.getRemoteSocketAddress())) {
+                    closeSocket(s);
+                    continue;
+                }
+                resources.newThread("tcp-accept", () -> {
+                    try {
+                        onConnection.accept(handshake(s, config, resources, "tcp " + address() + " <- " + s.getRemoteSocketAddress()));
+                    } catch (IOException | RuntimeException e) {
+                        closeSocket(s);
+                        System.getLogger("io.jrdma.reactive").log(System.Logger.Level.WARNING,
+                                "TCP setup with " + s.getRemoteSocketAddress() + " failed", e);
+                    }
+                }).start();
+            }
+        }
+
+        void close() {
+            stop = true;
+            try {
+                server.close();
+            } catch (IOException ignored) {
+                // already closed
+            }
+        }
+    }
+}
