@@ -8,4 +8,6 @@ module io.jrdma.reactive {
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
     exports io.jrdma.reactive;
+    exports io.jrdma.reactive.rpc;
+    uses io.jrdma.reactive.rpc.RpcFunctionProvider;
 }

@@ -13,6 +13,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -30,6 +31,12 @@ final class CmListener implements Runnable {
     private final InetSocketAddress address;
     private final Map<CmId, RdmaConnection> connections = new ConcurrentHashMap<>();
     private final CountDownLatch done = new CountDownLatch(1);
+    /**
+     * The channel's users: the listener itself (until {@link #close()}) and every accepted id not
+     * yet destroyed. An accepted connection frees its id only once the application has returned
+     * its buffers, possibly long after the server stopped, and the channel must outlive its ids.
+     */
+    private final AtomicInteger liveIds = new AtomicInteger(1);
     private volatile boolean stop;
 
     CmListener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bindAddress, int backlog,
@@ -113,6 +120,14 @@ final class CmListener implements Runnable {
             ConnectionResources res = ConnectionResources.create(id.context(), false, config, id::createQueuePair);
             res.cmId = id;
             connection = new RdmaConnection(res, config, resources, "rdma_cm " + address + " <- " + peer);
+            liveIds.incrementAndGet();
+            res.closeCm = () -> {
+                try {
+                    id.close();
+                } finally {
+                    releaseChannel();
+                }
+            };
             connection.remote(theirs.exposed());
             connection.postInitialReceives();
             connections.put(id, connection);
@@ -152,6 +167,10 @@ final class CmListener implements Runnable {
         }
         for (RdmaConnection c : connections.values()) c.close().block(java.time.Duration.ofSeconds(15));
         listenId.close();
-        channel.close();
+        releaseChannel();
+    }
+
+    private void releaseChannel() {
+        if (liveIds.decrementAndGet() == 0) channel.close();
     }
 }

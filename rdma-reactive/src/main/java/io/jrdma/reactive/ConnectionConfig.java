@@ -20,6 +20,9 @@ public record ConnectionConfig(int sendQueueDepth, int receiveQueueDepth, int bu
                                Duration connectTimeout, int maxInlineData, String device, int port) {
     public ConnectionConfig {
         if (sendQueueDepth < 1 || receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
+        if (receiveQueueDepth > 0xFFFF) {
+            throw new IllegalArgumentException("receive queue depth " + receiveQueueDepth + " exceeds 65535, the connection descriptor's limit");
+        }
         if (bufferSize < 8) throw new IllegalArgumentException("buffers need at least 8 bytes (atomics)");
         if (bufferCount < 1) throw new IllegalArgumentException("bufferCount must be positive");
         exposedAccess = exposedAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(exposedAccess);

@@ -19,10 +19,20 @@ record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffe
     static final int VERSION = 1;
     static final int SIZE = 32;
 
+    /** The wire fields are u16 and u32: a value that does not fit must fail, not be truncated. */
+    ConnectionDescriptor {
+        if (receiveDepth < 0 || receiveDepth > 0xFFFF) {
+            throw new IllegalArgumentException("receive depth " + receiveDepth + " does not fit the descriptor's u16");
+        }
+        if (exposed.length() > 0xFFFF_FFFFL) {
+            throw new IllegalArgumentException("exposed length " + exposed.length() + " does not fit the descriptor's u32");
+        }
+    }
+
     byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.BIG_ENDIAN);
         b.putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) receiveDepth).putInt(0).putInt(receiveBufferSize);
-        b.putLong(exposed.address()).putInt(exposed.rkey()).putInt(Math.toIntExact(exposed.length()));
+        b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) exposed.length());
         return b.array();
     }
 

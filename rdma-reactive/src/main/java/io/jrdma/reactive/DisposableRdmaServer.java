@@ -22,7 +22,8 @@ public final class DisposableRdmaServer implements Disposable {
         acceptor.start();
     }
 
-    void connected(RdmaConnection c) {
+    /** Synchronized: TCP handshakes finish on threads of their own, and a sink rejects concurrent emissions. */
+    synchronized void connected(RdmaConnection c) {
         if (accepted.tryEmitNext(c).isFailure()) c.close().subscribe();
     }
 
@@ -41,7 +42,9 @@ public final class DisposableRdmaServer implements Disposable {
         if (disposed) return;
         disposed = true;
         stop.run();
-        accepted.tryEmitComplete();
+        synchronized (this) {
+            accepted.tryEmitComplete();
+        }
         closed.tryEmitEmpty();
     }
 

@@ -14,10 +14,12 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
@@ -47,6 +49,13 @@ public final class RdmaConnection {
     private static final int POLL_BATCH = 32;
     private static final int ADAPTIVE_SPINS = 2_000;
     private static final Duration IDLE_WAIT = Duration.ofMillis(50);
+    /**
+     * How long a sleeping poller waits for a CQ event before it re-checks. Only a close with no
+     * receive posted and nothing in flight needs the timeout: any other close moves the QP to
+     * ERR, and the flushed WRs raise an event at once. Each wake-up costs a poll, an arm and a
+     * syscall; fewer of them is what lets an idle EVENT connection use no CPU to speak of.
+     */
+    private static final Duration CHANNEL_WAIT = Duration.ofMillis(500);
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
     private final ConnectionResources res;
@@ -57,11 +66,13 @@ public final class RdmaConnection {
 
     // send side: credits are free slots; drain() is the only poster (wip-serialised)
     private final SendWorkRequest wr;
-    private final Op[] inFlight;
+    // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
+    private final AtomicReferenceArray<Op> inFlight;
     private final int[] freeSlots;
-    private int freeTop;  // guarded by inFlight
+    private int freeTop;  // guarded by freeSlots
     private final Queue<Op> waitingForCredit = new ConcurrentLinkedQueue<>();
     private final AtomicInteger drainWip = new AtomicInteger();
+    private volatile boolean cancelledWhileWaiting;
     private final AtomicInteger sendsInFlight = new AtomicInteger();
 
     // receive side
@@ -88,7 +99,7 @@ public final class RdmaConnection {
         this.resources = resources;
         this.description = description;
         this.wr = SendWorkRequest.allocate(1);
-        this.inFlight = new Op[config.sendQueueDepth()];
+        this.inFlight = new AtomicReferenceArray<>(config.sendQueueDepth());
         this.freeSlots = new int[config.sendQueueDepth()];
         for (int i = 0; i < freeSlots.length; i++) freeSlots[i] = freeSlots.length - 1 - i;
         this.freeTop = freeSlots.length;
@@ -176,7 +187,7 @@ public final class RdmaConnection {
         if (length > res.sendPool.bufferSize()) {
             return Mono.error(new IllegalArgumentException(length + " bytes exceed the buffer size " + res.sendPool.bufferSize()));
         }
-        return Mono.usingWhen(res.sendPool.acquire(),
+        return Mono.usingWhen(pooledBuffer(),
                 b -> read(source, sourceOffset, length, b, 0).map(wc -> b.bytes(0, length)),
                 b -> Mono.fromRunnable(b::release));
     }
@@ -195,7 +206,7 @@ public final class RdmaConnection {
         if ((target.address() + offset) % 8 != 0) {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote address"));
         }
-        return Mono.usingWhen(res.sendPool.acquire(),
+        return Mono.usingWhen(pooledBuffer(),
                 b -> post(Op.local(opcode, b, 0, 8).remote(target, offset, 8).atomic(compareAdd, swap))
                         .map(wc -> b.segment().get(ValueLayout.JAVA_LONG, 0)),
                 b -> Mono.fromRunnable(b::release));
@@ -233,7 +244,8 @@ public final class RdmaConnection {
     /**
      * This connection's completion queue as a stream. While subscribed, the poller takes at most
      * as many completions as were requested; the posting {@code Mono}s complete from the same
-     * completions. One subscriber at a time; completes when the connection closes.
+     * completions. One subscriber at a time; completes when the connection closes. While it
+     * closes, the CQ is emptied regardless of demand and unrequested completions are not emitted.
      */
     public Flux<WorkCompletion> completions() {
         return Flux.create(sink -> {
@@ -283,7 +295,7 @@ public final class RdmaConnection {
 
     /** Send credits not in use: free send-queue slots. */
     public int availableSendCredits() {
-        synchronized (inFlight) {
+        synchronized (freeSlots) {
             return freeTop;
         }
     }
@@ -291,6 +303,11 @@ public final class RdmaConnection {
     /** Posts waiting for a send credit. */
     public int postsWaitingForCredit() {
         return waitingForCredit.size();
+    }
+
+    /** The id of the thread that polls this connection's CQ (for {@code ThreadMXBean} CPU accounting). */
+    public long pollerThreadId() {
+        return poller.threadId();
     }
 
     public QueuePair queuePair() {
@@ -332,7 +349,15 @@ public final class RdmaConnection {
         if (bytes.length > res.sendPool.bufferSize()) {
             return Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + res.sendPool.bufferSize()));
         }
-        return Mono.usingWhen(res.sendPool.acquire(), b -> op.apply(b.put(0, bytes)), b -> Mono.fromRunnable(b::release));
+        return Mono.usingWhen(pooledBuffer(), b -> op.apply(b.put(0, bytes)), b -> Mono.fromRunnable(b::release));
+    }
+
+    /**
+     * A send-pool buffer. The pool closes with the connection and then refuses with its own
+     * error; callers get the connection's closure instead, with its cause.
+     */
+    private Mono<RegisteredBuffer> pooledBuffer() {
+        return res.sendPool.acquire().onErrorMap(e -> closing, e -> closedError());
     }
 
     private Mono<WorkCompletion> post(Op op) {
@@ -356,17 +381,36 @@ public final class RdmaConnection {
             }
             op.local.retain();  // held by the WR until its completion, whatever the subscriber does
             op.sink = sink;
-            sink.onCancel(() -> op.cancelled = true);
+            sink.onCancel(() -> {
+                op.cancelled = true;
+                // a waiting op may sit behind thousands of others: purge it now, or its buffer
+                // reference lives until the queue drains down to it
+                cancelledWhileWaiting = true;
+                drain();
+            });
             waitingForCredit.add(op);
             drain();
         });
     }
 
-    /** Posts waiting ops while credits last. Only one thread drains at a time, so the WR needs no lock. */
+    /**
+     * Posts waiting ops while credits last. Only one thread drains at a time, so the WR needs no
+     * lock and only the drainer removes ops from the queue.
+     */
     private void drain() {
         if (drainWip.getAndIncrement() != 0) return;
         int missed = 1;
         do {
+            if (cancelledWhileWaiting) {
+                cancelledWhileWaiting = false;
+                for (Iterator<Op> it = waitingForCredit.iterator(); it.hasNext(); ) {
+                    Op op = it.next();
+                    if (op.cancelled) {
+                        it.remove();
+                        op.local.release();  // never posted: the buffer was never the NIC's
+                    }
+                }
+            }
             Op op;
             while ((op = waitingForCredit.peek()) != null) {
                 if (closing) {
@@ -390,7 +434,7 @@ public final class RdmaConnection {
     }
 
     private void postNow(Op op, int slot) {
-        inFlight[slot] = op;  // before the post: the completion can beat the return
+        inFlight.set(slot, op);  // before the post: the completion can beat the return
         sendsInFlight.incrementAndGet();
         wr.reset().wrId(slot).opcode(op.opcode)
                 .sge(0, op.local.address() + op.localOffset, op.length, op.local.lkey());
@@ -408,22 +452,22 @@ public final class RdmaConnection {
         try {
             res.qp.postSend(wr);
         } catch (RuntimeException e) {
-            inFlight[slot] = null;
+            inFlight.set(slot, null);
             sendsInFlight.decrementAndGet();
             returnSlot(slot);
             op.local.release();
-            op.fail(e);
+            op.fail(closing ? closedError() : e);  // a QP torn down under the post is the closure, not a verbs fault
         }
     }
 
     private int takeSlot() {
-        synchronized (inFlight) {
+        synchronized (freeSlots) {
             return freeTop == 0 ? -1 : freeSlots[--freeTop];
         }
     }
 
     private void returnSlot(int slot) {
-        synchronized (inFlight) {
+        synchronized (freeSlots) {
             freeSlots[freeTop++] = slot;
         }
     }
@@ -514,7 +558,7 @@ public final class RdmaConnection {
             for (int i = 0; i < n; i++) dispatch(wcs, i);
             return;
         }
-        channel.awaitEvent(IDLE_WAIT);
+        channel.awaitEvent(CHANNEL_WAIT);
     }
 
     private void dispatch(WorkCompletions wcs, int i) {
@@ -523,16 +567,14 @@ public final class RdmaConnection {
                 wcs.immediateData(i), wcs.qpNumber(i));
         if ((wrId & RECV_BIT) != 0) onReceiveCompletion((int) (wrId & 0xffff_ffffL), wc);
         else onSendCompletion((int) wrId, wc);
+        // While closing, the poller empties the CQ whatever the demand (the flushes free the
+        // buffers); completions nobody requested are then not emitted, only their Monos see them.
         FluxSink<WorkCompletion> sink = completionSink;
-        if (sink != null) {
-            demand.getAndUpdate(d -> d > 0 ? d - 1 : 0);
-            sink.next(wc);
-        }
+        if (sink != null && demand.getAndUpdate(d -> d > 0 ? d - 1 : 0) > 0) sink.next(wc);
     }
 
     private void onSendCompletion(int slot, WorkCompletion wc) {
-        Op op = inFlight[slot];
-        inFlight[slot] = null;
+        Op op = inFlight.getAndSet(slot, null);
         sendsInFlight.decrementAndGet();
         returnSlot(slot);
         if (op != null) {
@@ -617,13 +659,16 @@ public final class RdmaConnection {
     private void finish() {
         if (finished.getAndIncrement() != 0) return;
         if (!closing) beginClose(new ConnectionException.Closed(description + ": poller stopped"));
+        // A drain that saw "not closing" may be inside ibv_post_send on another thread: destroying
+        // the QP under it would be a use after free. Drains that start from now on see closing
+        // and post nothing.
+        while (drainWip.get() != 0) Thread.onSpinWait();
         // Destroying the QP first guarantees the NIC touches no memory any more; only then are
         // buffers of WRs whose completions never came released.
         res.destroyQueuePair();
-        for (int slot = 0; slot < inFlight.length; slot++) {
-            Op op = inFlight[slot];
+        for (int slot = 0; slot < inFlight.length(); slot++) {
+            Op op = inFlight.getAndSet(slot, null);
             if (op != null) {
-                inFlight[slot] = null;
                 op.local.release();
                 op.fail(closedError());
             }

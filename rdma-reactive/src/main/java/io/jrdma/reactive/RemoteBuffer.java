@@ -21,7 +21,8 @@ public record RemoteBuffer(long address, int rkey, long length) {
     }
 
     void check(long offset, long length) {
-        if (offset < 0 || length < 0 || offset + length > this.length) {
+        // offset + length could overflow to a negative sum that passes; this.length - length cannot
+        if (offset < 0 || length < 0 || offset > this.length - length) {
             throw new RemoteRangeException(this, offset, length);
         }
     }

@@ -20,7 +20,11 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -32,7 +36,9 @@ import java.util.function.Predicate;
  * <pre>
  * hello (58 bytes, each way): QueuePairAddress (u32 qpn, u32 psn, u16 lid, 16-byte gid) + ConnectionDescriptor
  * ready (1 byte 'R', each way): sent once the QP is in RTS, so neither side sends before the other can receive
+ * reject (server to client, instead of its hello): u32 0x4A52454A ("JREJ"), u8 length, reason bytes
  * </pre>
+ * A hello never starts like a reject: a QP number has 24 bits, so its first byte is 0.
  */
 final class TcpConnector {
     private TcpConnector() {}
@@ -40,6 +46,8 @@ final class TcpConnector {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int HELLO = QueuePairAddress.WIRE_SIZE + ConnectionDescriptor.SIZE;
     private static final byte READY = 'R';
+    private static final int REJECT_MAGIC = 0x4A52454A;
+    private static final String REJECT_REASON = "rejected by server";
 
     static RdmaConnection connect(ConnectionConfig config, RdmaResources resources, InetSocketAddress local,
                                   InetSocketAddress remote) {
@@ -93,7 +101,15 @@ final class TcpConnector {
             out.write(hello.array());
             out.flush();
             byte[] theirs = new byte[HELLO];
-            new DataInputStream(socket.getInputStream()).readFully(theirs);
+            DataInputStream helloIn = new DataInputStream(socket.getInputStream());
+            helloIn.readFully(theirs, 0, 4);
+            if (ByteBuffer.wrap(theirs).getInt() == REJECT_MAGIC) {
+                byte[] reason = new byte[helloIn.readUnsignedByte()];
+                helloIn.readFully(reason);
+                throw new ConnectionException.Rejected(description + " rejected: "
+                        + new String(reason, StandardCharsets.UTF_8), reason, null);
+            }
+            helloIn.readFully(theirs, 4, HELLO - 4);
             ByteBuffer in = ByteBuffer.wrap(theirs);
             QueuePairAddress peer = QueuePairAddress.readFrom(in);
             byte[] descriptor = new byte[ConnectionDescriptor.SIZE];
@@ -163,6 +179,7 @@ final class TcpConnector {
         private final RdmaResources resources;
         private final Predicate<InetSocketAddress> acceptFilter;
         private final Consumer<RdmaConnection> onConnection;
+        private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
         private volatile boolean stop;
 
         Listener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bind, int backlog,
@@ -190,13 +207,17 @@ final class TcpConnector {
                     if (stop) return;
                     continue;
                 }
-                if (!acceptFilter.test((InetSocketAddress) s.getRemoteSocketAddress())) {
-                    closeSocket(s);
-                    continue;
-                }
                 resources.newThread("tcp-accept", () -> {
+                    if (!acceptFilter.test((InetSocketAddress) s.getRemoteSocketAddress())) {
+                        reject(s);
+                        return;
+                    }
                     try {
-                        onConnection.accept(handshake(s, config, resources, "tcp " + address() + " <- " + s.getRemoteSocketAddress()));
+                        RdmaConnection c = handshake(s, config, resources, "tcp " + address() + " <- " + s.getRemoteSocketAddress());
+                        connections.add(c);
+                        c.onClose().subscribe(null, null, () -> connections.remove(c));
+                        if (stop) c.close().subscribe();  // close() may have swept the set before the add
+                        else onConnection.accept(c);
                     } catch (IOException | RuntimeException e) {
                         closeSocket(s);
                         System.getLogger("io.jrdma.reactive").log(System.Logger.Level.WARNING,
@@ -206,6 +227,26 @@ final class TcpConnector {
             }
         }
 
+        /**
+         * Reads the client's hello before answering: closing a socket with unread bytes resets
+         * the connection, and the reset can destroy the reject before the client reads it.
+         */
+        private void reject(Socket s) {
+            try (s) {
+                s.setSoTimeout((int) config.connectTimeout().toMillis());
+                new DataInputStream(s.getInputStream()).readFully(new byte[HELLO]);
+                byte[] reason = REJECT_REASON.getBytes(StandardCharsets.UTF_8);
+                OutputStream out = s.getOutputStream();
+                out.write(ByteBuffer.allocate(5 + reason.length).putInt(REJECT_MAGIC).put((byte) reason.length).put(reason).array());
+                out.flush();
+                s.shutdownOutput();
+            } catch (IOException e) {
+                System.getLogger("io.jrdma.reactive").log(System.Logger.Level.DEBUG,
+                        "rejecting " + s.getRemoteSocketAddress() + " failed", e);
+            }
+        }
+
+        /** Stops accepting and closes the connections this listener accepted. */
         void close() {
             stop = true;
             try {
@@ -213,6 +254,7 @@ final class TcpConnector {
             } catch (IOException ignored) {
                 // already closed
             }
+            for (RdmaConnection c : connections) c.close().block(Duration.ofSeconds(15));
         }
     }
 }

@@ -1,0 +1,37 @@
+package io.jrdma.kotlin
+
+import io.jrdma.reactive.ConnectionException
+import io.jrdma.reactive.RdmaConnection
+import io.jrdma.reactive.ReceivedMessage
+import io.jrdma.reactive.WorkCompletion
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.reactive.asFlow
+
+/**
+ * Received messages, one [RdmaConnection.receive] per element and none ahead of demand: a
+ * prefetching bridge (`receives().asFlow()`) would park messages in a channel buffer, where a
+ * cancelled collector would leave them unreleased, each one a receive credit the peer never gets
+ * back. Every message must be released ([ReceivedMessage.use]).
+ *
+ * Completes when the connection closes in an orderly way (the peer disconnected, or it was
+ * closed locally); fails with the cause when it closed because of an error.
+ */
+public fun RdmaConnection.receivedMessages(): Flow<ReceivedMessage> = flow {
+    while (true) {
+        val message = try {
+            receiveMessage()
+        } catch (closed: ConnectionException.Closed) {
+            if (closed.cause == null) return@flow
+            throw closed
+        }
+        emit(message)
+    }
+}
+
+/**
+ * [RdmaConnection.completions] as a Flow. Demand reaches the poller: the default buffer requests
+ * 64 completions ahead; `completionsFlow().buffer(0)` requests one at a time, so a slow collector
+ * leaves completions in the CQ and posters wait for credits. One collector at a time.
+ */
+public fun RdmaConnection.completionsFlow(): Flow<WorkCompletion> = completions().asFlow()

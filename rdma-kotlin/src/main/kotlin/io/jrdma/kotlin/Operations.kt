@@ -1,0 +1,101 @@
+package io.jrdma.kotlin
+
+import io.jrdma.reactive.BufferPool
+import io.jrdma.reactive.RdmaConnection
+import io.jrdma.reactive.ReceivedMessage
+import io.jrdma.reactive.RegisteredBuffer
+import io.jrdma.reactive.RemoteBuffer
+import io.jrdma.reactive.WorkCompletion
+import kotlinx.coroutines.reactor.awaitSingle
+
+// Each function posts through the reactive layer and suspends until the work completion. Cancelling
+// the coroutine cancels the Mono: an operation still waiting for a send credit is never posted, and
+// a posted one keeps its buffer until its completion arrives, exactly as in rdma-reactive.
+// The names end in Await because RdmaConnection's own members (returning Mono) would shadow them.
+
+/** SENDs a copy of [bytes] into the peer's next posted receive. */
+public suspend fun RdmaConnection.sendAwait(bytes: ByteArray): WorkCompletion = send(bytes).awaitSingle()
+
+/** SENDs [text] as UTF-8. */
+public suspend fun RdmaConnection.sendAwait(text: String): WorkCompletion = send(text).awaitSingle()
+
+/** SENDs `[offset, offset + length)` of [buffer] without copying. */
+public suspend fun RdmaConnection.sendAwait(
+    buffer: RegisteredBuffer, offset: Int = 0, length: Int = buffer.capacity() - offset,
+): WorkCompletion = send(buffer, offset, length).awaitSingle()
+
+/** SEND_WITH_IMM of `[offset, offset + length)` of [buffer]; the receiver sees [immediate] too. */
+public suspend fun RdmaConnection.sendWithImmediateAwait(
+    buffer: RegisteredBuffer, offset: Int, length: Int, immediate: Int,
+): WorkCompletion = sendWithImmediate(buffer, offset, length, immediate).awaitSingle()
+
+/** RDMA WRITE of a copy of [bytes] into [target] at [targetOffset]. */
+public suspend fun RdmaConnection.writeAwait(
+    bytes: ByteArray, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = write(bytes, target, targetOffset).awaitSingle()
+
+/** RDMA WRITE of `[sourceOffset, sourceOffset + length)` of [source] into [target] at [targetOffset], without copying. */
+public suspend fun RdmaConnection.writeAwait(
+    source: RegisteredBuffer, sourceOffset: Int, length: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = write(source, sourceOffset, length, target, targetOffset).awaitSingle()
+
+/** RDMA WRITE_WITH_IMM of a copy of [bytes]: the data lands in [target] and the peer's next receive completes with [immediate]. */
+public suspend fun RdmaConnection.writeWithImmediateAwait(
+    bytes: ByteArray, immediate: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = writeWithImmediate(bytes, target, targetOffset, immediate).awaitSingle()
+
+/** RDMA WRITE_WITH_IMM of `[sourceOffset, sourceOffset + length)` of [source], without copying. */
+public suspend fun RdmaConnection.writeWithImmediateAwait(
+    source: RegisteredBuffer, sourceOffset: Int, length: Int, immediate: Int,
+    target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = writeWithImmediate(source, sourceOffset, length, target, targetOffset, immediate).awaitSingle()
+
+/** RDMA READ of [length] bytes at [sourceOffset] of the peer's memory, returned as a copy. */
+public suspend fun RdmaConnection.readAwait(
+    source: RemoteBuffer = remoteBuffer(), sourceOffset: Long = 0, length: Int,
+): ByteArray = read(source, sourceOffset, length).awaitSingle()
+
+/** RDMA READ of [length] bytes at [sourceOffset] of [source] into [destination] at [destinationOffset], without copying. */
+public suspend fun RdmaConnection.readAwait(
+    source: RemoteBuffer, sourceOffset: Long, length: Int, destination: RegisteredBuffer, destinationOffset: Int = 0,
+): WorkCompletion = read(source, sourceOffset, length, destination, destinationOffset).awaitSingle()
+
+/** Atomic compare-and-swap of the 8-byte word at [offset] of [target]; returns the word's previous value. */
+public suspend fun RdmaConnection.compareAndSwapAwait(
+    target: RemoteBuffer = remoteBuffer(), offset: Long, expected: Long, swap: Long,
+): Long = compareAndSwap(target, offset, expected, swap).awaitSingle()
+
+/** Atomic fetch-and-add on the 8-byte word at [offset] of [target]; returns the word's previous value. */
+public suspend fun RdmaConnection.fetchAndAddAwait(
+    target: RemoteBuffer = remoteBuffer(), offset: Long, add: Long,
+): Long = fetchAndAdd(target, offset, add).awaitSingle()
+
+/**
+ * The next received message (a SEND, or the notification of a WRITE_WITH_IMM). Release it (or
+ * [use] it) to post its buffer again. A message that arrives while the coroutine is being
+ * cancelled is released here, so the peer does not lose a receive credit.
+ */
+public suspend fun RdmaConnection.receiveMessage(): ReceivedMessage =
+    receive().awaitOwned(ReceivedMessage::release)
+
+/** A buffer from the pool, waiting for one to come back when all are in use. Release it (or [use] it). */
+public suspend fun BufferPool.acquireAwait(): RegisteredBuffer =
+    acquire().awaitOwned(RegisteredBuffer::release)
+
+/** Runs [block] with this message and releases it afterwards (re-posting its receive buffer). */
+public inline fun <R> ReceivedMessage.use(block: (ReceivedMessage) -> R): R {
+    try {
+        return block(this)
+    } finally {
+        release()
+    }
+}
+
+/** Runs [block] with this buffer and drops the caller's reference afterwards (in-flight work requests keep their own). */
+public inline fun <R> RegisteredBuffer.use(block: (RegisteredBuffer) -> R): R {
+    try {
+        return block(this)
+    } finally {
+        release()
+    }
+}

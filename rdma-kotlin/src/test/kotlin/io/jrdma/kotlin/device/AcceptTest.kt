@@ -1,0 +1,42 @@
+package io.jrdma.kotlin.device
+
+import io.jrdma.kotlin.accept
+import io.jrdma.kotlin.bindAwait
+import io.jrdma.kotlin.connectAwait
+import io.jrdma.kotlin.connectionsFlow
+import io.jrdma.kotlin.receiveMessage
+import io.jrdma.kotlin.sendAwait
+import io.jrdma.kotlin.use
+import io.jrdma.reactive.ConnectionException
+import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.async
+import kotlinx.coroutines.flow.first
+import kotlinx.coroutines.test.runTest
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Tag
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+
+@Tag("device")
+class AcceptTest {
+    @Test
+    fun `one server accepts client after client, through accept and connectionsFlow alike`() = runTest(timeout = 90.seconds) {
+        LabPair.server().bindAwait().use { server ->
+            for (i in 1..3) {
+                // the reactive connections() takes one subscriber for the server's life; these share it
+                val accepted = async(start = CoroutineStart.UNDISPATCHED) {
+                    if (i == 2) server.connectionsFlow().first() else server.accept()
+                }
+                LabPair.client(server).connectAwait().use { client ->
+                    accepted.await().use { c ->
+                        client.sendAwait("client $i")
+                        assertEquals("client $i", c.receiveMessage().use { it.text() })
+                    }
+                }
+            }
+            server.dispose()
+            assertThrows<ConnectionException.Closed> { server.accept() }
+        }
+    }
+}

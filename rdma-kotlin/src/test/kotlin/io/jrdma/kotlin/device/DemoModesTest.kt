@@ -1,0 +1,144 @@
+package io.jrdma.kotlin.device
+
+import io.jrdma.kotlin.acquireAwait
+import io.jrdma.kotlin.compareAndSwapAwait
+import io.jrdma.kotlin.completionsFlow
+import io.jrdma.kotlin.fetchAndAddAwait
+import io.jrdma.kotlin.readAwait
+import io.jrdma.kotlin.receiveMessage
+import io.jrdma.kotlin.receivedMessages
+import io.jrdma.kotlin.sendAwait
+import io.jrdma.kotlin.use
+import io.jrdma.kotlin.writeAwait
+import io.jrdma.kotlin.writeWithImmediateAwait
+import io.jrdma.ffm.WcOpcode
+import io.jrdma.reactive.RemoteRangeException
+import io.jrdma.reactive.Transport
+import kotlin.time.Duration.Companion.seconds
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.async
+import kotlinx.coroutines.flow.map
+import kotlinx.coroutines.flow.take
+import kotlinx.coroutines.flow.toList
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.test.runTest
+import org.junit.jupiter.api.Assertions.assertArrayEquals
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Tag
+import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.assertThrows
+import org.junit.jupiter.params.ParameterizedTest
+import org.junit.jupiter.params.provider.EnumSource
+
+/**
+ * The suspend API doing what each demo mode of the `rdma` command does, between the lab's two hosts.
+ *
+ * runTest: its timeout is real time, and these tests wait only on real completions (no delay, no
+ * withTimeout, whose virtual time would fire at once while a NIC is working).
+ */
+@Tag("device")
+class DemoModesTest {
+    private val timeout = 60.seconds
+
+    @ParameterizedTest
+    @EnumSource(Transport::class)
+    fun `send mode - each line arrives and is acknowledged`(transport: Transport) = runTest(timeout = timeout) {
+        withLabPair(transport) { p ->
+            val server = launch {
+                p.accepted.receivedMessages().take(2).collect { m ->
+                    m.use { p.accepted.sendAwait("ack ${it.text()}") }
+                }
+            }
+            for (line in listOf("hello", "second line")) {
+                p.client.sendAwait(line)
+                assertEquals("ack $line", p.client.receiveMessage().use { it.text() })
+            }
+            server.join()
+        }
+    }
+
+    @Test
+    fun `write mode - the immediate tells the server how many bytes landed in its memory`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            val line = "written straight into server memory".toByteArray()
+            p.client.writeWithImmediateAwait(line, immediate = line.size)
+            p.accepted.receiveMessage().use { m ->
+                assertTrue(m.hasImmediate())
+                assertEquals(line.size, m.immediate())
+                assertEquals(String(line), p.accepted.exposedBuffer().string(0, m.immediate()))
+            }
+        }
+    }
+
+    @Test
+    fun `write-imm mode - the RECV completion carries imm_data and byte_len`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            // UNDISPATCHED: subscribed before the write, or the completion could pass unseen
+            val seen = async(start = CoroutineStart.UNDISPATCHED) { p.accepted.completionsFlow().take(1).toList().single() }
+            val data = "imm".toByteArray()
+            p.client.writeWithImmediateAwait(data, immediate = 0x0BADCAFE, targetOffset = 128)
+            val wc = seen.await()
+            assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode())
+            assertEquals(0x0BADCAFE, wc.immediate())
+            p.accepted.receiveMessage().use { m ->
+                assertEquals(0x0BADCAFE, m.immediate())
+                assertEquals(data.size, m.length(), "byte_len of the RECV_RDMA_WITH_IMM completion")
+                assertEquals("imm", p.accepted.exposedBuffer().string(128, m.length()))
+            }
+        }
+    }
+
+    @Test
+    fun `read mode - exactly the requested range comes back and out-of-range is refused before posting`() =
+        runTest(timeout = timeout) {
+            withLabPair { p ->
+                val text = "The quick brown fox jumps over the lazy dog".toByteArray()
+                p.accepted.exposedBuffer().put(0, text)
+                val remote = p.client.remoteBuffer().slice(0, text.size.toLong())
+                assertEquals("quick", String(p.client.readAwait(remote, 4, 5)))
+                assertThrows<RemoteRangeException> { p.client.readAwait(remote, 40, 10) }
+                // the refusal posted nothing, so the connection is still usable
+                assertEquals("dog", String(p.client.readAwait(remote, 40, 3)))
+            }
+        }
+
+    @Test
+    fun `verify mode - bytes written then read back into a second buffer are identical`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            val pool = p.client.buffers()
+            val expected = "verify me".toByteArray()
+            pool.acquireAwait().use { written ->
+                pool.acquireAwait().use { readBack ->
+                    written.put(0, expected)
+                    p.client.writeAwait(written, 0, expected.size, targetOffset = 64)
+                    p.client.readAwait(p.client.remoteBuffer(), 64, expected.size, readBack)
+                    assertArrayEquals(expected, readBack.bytes(0, expected.size))
+                }
+            }
+            assertEquals(pool.capacity(), pool.available(), "every buffer back in the pool")
+        }
+    }
+
+    @Test
+    fun `atomics - fetch-and-add and compare-and-swap return the previous word`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            assertEquals(0L, p.client.fetchAndAddAwait(offset = 256, add = 5))
+            assertEquals(5L, p.client.compareAndSwapAwait(offset = 256, expected = 5, swap = 42))
+            assertEquals(42L, p.client.fetchAndAddAwait(offset = 256, add = 0))
+        }
+    }
+
+    @Test
+    fun `echo - a flow of received messages answered message by message`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            val echo = launch {
+                p.accepted.receivedMessages().collect { m -> m.use { p.accepted.sendAwait(it.bytes()) } }
+            }
+            val replies = async { p.client.receivedMessages().take(3).map { m -> m.use { it.text() } }.toList() }
+            listOf("one", "two", "three").forEach { p.client.sendAwait(it) }
+            assertEquals(listOf("one", "two", "three"), replies.await())
+            echo.cancel()
+        }
+    }
+}

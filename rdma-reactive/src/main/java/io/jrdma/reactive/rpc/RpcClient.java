@@ -1,0 +1,647 @@
+package io.jrdma.reactive.rpc;
+
+import static io.jrdma.reactive.rpc.Frames.REQUEST_HEADER;
+import static io.jrdma.reactive.rpc.Frames.RESPONSE_HEADER;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.RegisteredBuffer;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
+
+/**
+ * Calls functions on an {@link RpcServer} over one RDMA connection.
+ *
+ * <pre>{@code
+ * RpcClient.connect(RdmaClient.create().host("10.77.0.2").port(7471)
+ *         .exposeBuffer(4 << 20, Access.REMOTE_READ, Access.REMOTE_WRITE))   // only for payloads beyond one buffer
+ *     .flatMap(c -> c.call("upper", "hello".getBytes(UTF_8)))
+ * }</pre>
+ *
+ * <h2>Guarantees</h2>
+ * <ul>
+ * <li><b>Credits.</b> At most {@link RpcClientStats#window()} requests are outstanding - the
+ *     server's receive queue depth as its hello announced, bounded by this side's - so a request
+ *     always finds a RECV posted. Further calls wait, without blocking a thread, for an answer.
+ *     A timed-out request keeps its credit (and its staging memory, which the server may still
+ *     READ or WRITE) until its late answer arrives: a slow server slows its clients down.</li>
+ * <li><b>Ordering.</b> Request ids increase in the order requests are posted, and the server
+ *     refuses any id not above the last (duplicates). Answers are matched by id and may arrive in
+ *     any order.</li>
+ * <li><b>At most once.</b> With {@link CallOptions#retries(int)} every attempt carries the same
+ *     idempotency key, and the server executes the call at most once, answering retries from
+ *     its result table.</li>
+ * <li><b>Threads.</b> Calls complete on the connection's poller thread (as the
+ *     {@link RdmaConnection} operations do): do not block in operators downstream of a call;
+ *     {@code publishOn} a scheduler for blocking work.</li>
+ * </ul>
+ */
+public final class RpcClient {
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.rpc");
+    private static final Duration RETRY_BACKOFF = Duration.ofMillis(20);
+    private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
+    /** Attempt timeouts of every client, swept together (a timer per call costs a thread wake-up each). */
+    private static final Deadlines DEADLINES = new Deadlines();
+
+    private final RdmaConnection connection;
+    private final CallOptions defaults;
+    private final CreditGate credits = new CreditGate(1);  // one for the hello; the window opens after it
+    private final RegisteredBuffer exposed;
+    private final RangeAllocator staging;
+    private final boolean canLendPayload;
+    private final boolean canReceiveWritten;
+    private final ConcurrentHashMap<Integer, PendingCall> pending = new ConcurrentHashMap<>();  // by the id's low 32 bits: the immediate
+    private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
+    private final Object sendLock = new Object();
+    private long lastId;  // guarded by sendLock
+    private volatile Hello hello;
+    private volatile int window = 1;
+    private volatile Throwable closedBy;
+
+    private final LongAdder calls = new LongAdder();
+    private final LongAdder attempts = new LongAdder();
+    private final LongAdder retries = new LongAdder();
+    private final LongAdder succeeded = new LongAdder();
+    private final LongAdder failed = new LongAdder();
+    private final LongAdder timeouts = new LongAdder();
+    private final LongAdder lateResponses = new LongAdder();
+    private final LongAdder unexpectedResponses = new LongAdder();
+    private final LongAdder protocolErrors = new LongAdder();
+
+    private RpcClient(RdmaConnection connection, CallOptions defaults) {
+        this.connection = connection;
+        this.defaults = defaults;
+        RegisteredBuffer e = null;
+        try {
+            e = connection.exposedBuffer();
+        } catch (IllegalStateException none) {
+            // no exposed buffer: only payloads and answers that fit a SEND
+        }
+        this.exposed = e;
+        this.staging = e == null ? null : new RangeAllocator(e.capacity());
+        Set<Access> access = connection.config().exposedAccess();
+        this.canLendPayload = e != null && access.contains(Access.REMOTE_READ);
+        this.canReceiveWritten = e != null && access.contains(Access.REMOTE_WRITE);
+    }
+
+    /** Connects and exchanges the protocol hello; emits a client ready to call. */
+    public static Mono<RpcClient> connect(RdmaClient rdma) {
+        return connect(rdma, CallOptions.defaults());
+    }
+
+    /** As {@link #connect(RdmaClient)}, with the options {@link #call(String, byte[])} uses. */
+    public static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults) {
+        Objects.requireNonNull(defaults, "defaults");
+        Duration helloTimeout = rdma.configuration().connectTimeout();
+        return rdma.connect().flatMap(c -> {
+            RpcClient client = new RpcClient(c, defaults);
+            client.start();
+            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false);
+            return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
+                    .map(bytes -> client.opened(Hello.decode(bytes)))
+                    .onErrorResume(e -> client.close().then(Mono.error(e)));
+        });
+    }
+
+    private void start() {
+        connection.receives().subscribe(this::onMessage, this::closed, () -> closed(null));
+    }
+
+    private RpcClient opened(Hello h) {
+        if (h.version() != Frames.VERSION) throw new RpcException.Protocol("the server speaks RPC protocol version " + h.version());
+        hello = h;
+        int w = Math.min(h.credits(), connection.config().receiveQueueDepth());
+        window = w;
+        credits.add(w - 1);
+        return this;
+    }
+
+    // ------------------------------------------------------------------------------ calls
+
+    /** Calls {@code function} with the default options; emits the result payload. */
+    public Mono<byte[]> call(String function, byte[] payload) {
+        return call(function, payload, defaults);
+    }
+
+    /**
+     * Calls {@code function}. Emits the result, or fails with an {@link RpcException} saying why
+     * and whether the function ran. {@code payload} must not change until the call terminates.
+     * Payloads that fit the server's receive buffers travel in the SEND; larger ones are lent
+     * from this side's exposed buffer for the server to READ.
+     */
+    public Mono<byte[]> call(String function, byte[] payload, CallOptions options) {
+        Objects.requireNonNull(payload, "payload");
+        Objects.requireNonNull(options, "options");
+        return Mono.defer(() -> {
+            calls.increment();
+            Request r;
+            int capacity;
+            try {
+                r = request(function, payload, options);
+                capacity = responseCapacity(r, options);
+            } catch (RpcException | IllegalArgumentException e) {
+                failed.increment();
+                return Mono.error(e);
+            }
+            AtomicInteger attempt = new AtomicInteger();
+            Mono<byte[]> call = attempt(r, capacity, options.timeout(), attempt);
+            if (r.key != null) {
+                call = call.onErrorResume(RpcException.ResponseTooLarge.class, e -> fetchLarger(r, e, options.timeout(), attempt));
+            }
+            if (options.retries() > 0) {
+                call = call.retryWhen(Retry.backoff(options.retries(), RETRY_BACKOFF).maxBackoff(MAX_RETRY_BACKOFF)
+                        .filter(e -> e instanceof RpcException.Timeout || e instanceof RpcException.Overloaded)
+                        .doBeforeRetry(s -> retries.increment())
+                        .onRetryExhaustedThrow((spec, signal) -> signal.failure()));
+            }
+            return call.doOnSuccess(b -> succeeded.increment()).doOnError(e -> failed.increment());
+        });
+    }
+
+    /** Calls with typed request and result: {@code in} encodes the request, {@code out} decodes the result. */
+    public <I, O> Mono<O> call(String function, I request, Codec<I> in, Codec<O> out) {
+        return call(function, request, in, out, defaults);
+    }
+
+    public <I, O> Mono<O> call(String function, I request, Codec<I> in, Codec<O> out, CallOptions options) {
+        return Mono.fromCallable(() -> in.encode(request)).flatMap(b -> call(function, b, options)).map(out::decode);
+    }
+
+    /** The call as UTF-8 text both ways. */
+    public Mono<String> call(String function, String text) {
+        return call(function, text, Codec.utf8(), Codec.utf8());
+    }
+
+    /**
+     * A result too large for the window: with a key the server kept it, so ask again with a
+     * window that fits - the function does not run twice. Without a key there is nothing to fetch.
+     */
+    private Mono<byte[]> fetchLarger(Request r, RpcException.ResponseTooLarge e, Duration timeout, AtomicInteger attempt) {
+        if (!canReceiveWritten || e.requiredBytes() > staging.capacity() - (r.remote ? Frames.align(r.payload.length) : 0)) {
+            return Mono.error(e);
+        }
+        return attempt(r, (int) e.requiredBytes(), timeout, attempt);
+    }
+
+    private Request request(String function, byte[] payload, CallOptions options) {
+        int id = Frames.functionId(function);
+        IdempotencyKey key = options.idempotencyKey() != null ? options.idempotencyKey()
+                : options.retries() > 0 ? IdempotencyKey.random() : null;
+        Hello h = hello;
+        boolean remote = REQUEST_HEADER + (long) payload.length > maxInlineRequest();
+        if (remote) {
+            if (!canLendPayload) {
+                throw new RpcException.PayloadTooLarge(function, payload.length + " bytes do not fit a SEND of " + maxInlineRequest()
+                        + " and this client exposes no buffer the server may READ (configure exposeBuffer(bytes, REMOTE_READ, REMOTE_WRITE))");
+            }
+            if (payload.length > h.maxPayload()) {
+                throw new RpcException.PayloadTooLarge(function, payload.length + " bytes exceed the server's limit of " + h.maxPayload());
+            }
+            if (Frames.align(payload.length) > staging.capacity()) {
+                throw new RpcException.PayloadTooLarge(function, payload.length + " bytes exceed this client's exposed buffer of " + staging.capacity());
+            }
+        }
+        return new Request(function, id, payload, Frames.crc32c(payload), key, remote);
+    }
+
+    private int responseCapacity(Request r, CallOptions options) {
+        if (!canReceiveWritten) {
+            if (options.responseCapacity() > 0) {
+                throw new RpcException.PayloadTooLarge(r.function, "a response window needs an exposed buffer with REMOTE_WRITE");
+            }
+            return 0;
+        }
+        long room = staging.capacity() - (r.remote ? Frames.align(r.payload.length) : 0);
+        if (options.responseCapacity() >= 0) {
+            if (options.responseCapacity() > room) {
+                throw new RpcException.PayloadTooLarge(r.function, "a response window of " + options.responseCapacity()
+                        + " bytes does not fit this client's exposed buffer (" + room + " bytes left)");
+            }
+            return options.responseCapacity() == 0 ? 0 : Math.max(options.responseCapacity(), RESPONSE_HEADER);
+        }
+        // automatic: a staged request probably has a large answer too (echo, transforms)
+        return r.remote ? (int) Math.min(RESPONSE_HEADER + (long) r.payload.length, Math.min(room, hello.maxResponse())) : 0;
+    }
+
+    private int maxInlineRequest() {
+        Hello h = hello;
+        int mine = connection.config().bufferSize();
+        return h == null ? Math.min(mine, REQUEST_HEADER) : Math.min(mine, h.maxInlineRequest());
+    }
+
+    private Mono<byte[]> attempt(Request r, int windowBytes, Duration timeout, AtomicInteger attempt) {
+        return Mono.create(sink -> {
+            attempts.increment();
+            PendingCall p = new PendingCall(r, windowBytes, sink, timeout, attempt.incrementAndGet());
+            sink.onCancel(p::abandon);
+            DEADLINES.track(p);
+            p.begin();
+        });
+    }
+
+    /** What is sent, shared by a call's attempts. */
+    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote) {}
+
+    // ------------------------------------------------------------------------------ answers
+
+    private void onMessage(ReceivedMessage m) {
+        try {
+            if (m.hasImmediate()) onWritten(m);
+            else onSent(m);
+        } catch (RuntimeException e) {
+            m.release();
+            LOG.log(Level.ERROR, "internal error handling an answer on " + connection, e);
+        }
+    }
+
+    private void onSent(ReceivedMessage m) {
+        ResponseHeader.Frame f = ResponseHeader.decode(m.buffer().segment(), m.length(), true);
+        m.release();  // copied out: the RECV goes back before anyone can send on the credit this answer frees
+        if (!f.ok()) {
+            protocolErrors.increment();
+            LOG.log(Level.WARNING, "unusable answer on " + connection + ": " + f.error());
+            return;
+        }
+        if ((f.header().flags() & ResponseHeader.IN_WINDOW) != 0) {
+            protocolErrors.increment();
+            LOG.log(Level.WARNING, "an answer in a SEND claims to be in a window on " + connection);
+            return;
+        }
+        PendingCall p = pending.get((int) f.header().requestId());
+        if (p == null || p.requestId != f.header().requestId() || !pending.remove((int) p.requestId, p)) {
+            unexpectedResponses.increment();
+            return;
+        }
+        p.answered(f);
+    }
+
+    private void onWritten(ReceivedMessage m) {
+        int imm = m.immediate();
+        m.release();
+        PendingCall p = pending.get(imm);
+        if (p == null || !pending.remove(imm, p)) {
+            unexpectedResponses.increment();
+            return;
+        }
+        ResponseHeader.Frame f = p.readWindow();
+        if (!f.ok() || f.header().requestId() != p.requestId || (f.header().flags() & ResponseHeader.IN_WINDOW) == 0) {
+            protocolErrors.increment();
+            String why = !f.ok() ? f.error() : "the window holds an answer to another request";
+            p.answered(new ResponseHeader.Frame(null, null, why));
+            return;
+        }
+        p.answered(f);
+    }
+
+    private void closed(Throwable cause) {
+        closedBy = cause != null ? cause : new ConnectionException.Closed(connection + " closed");
+        for (PendingCall p : live) p.lost(closedBy);
+    }
+
+    // ------------------------------------------------------------------------------ one attempt
+
+    /**
+     * One request from credit to answer. Every transition holds the monitor; what the request
+     * holds (credit, staging range, a reference on the exposed buffer) is given back exactly once:
+     * at once when it is abandoned before the post, else when the answer arrives or the
+     * connection closes - the server may READ the payload or WRITE the window until then.
+     */
+    private final class PendingCall implements Deadlines.Tracked {
+        private enum State { CREDIT, STAGING, BUFFER, SENT, DONE }
+
+        final Request request;
+        final int windowBytes;
+        final MonoSink<byte[]> sink;
+        final Duration timeout;
+        final int attemptNumber;
+        final long deadline;
+        State state = State.CREDIT;
+        boolean abandoned;
+        CreditGate.Waiter creditWaiter;
+        RangeAllocator.Waiter stagingWaiter;
+        boolean hasCredit;
+        long stagingOffset = -1;
+        long stagingBytes;
+        volatile long requestId;
+
+        PendingCall(Request request, int windowBytes, MonoSink<byte[]> sink, Duration timeout, int attemptNumber) {
+            this.request = request;
+            this.windowBytes = windowBytes;
+            this.sink = sink;
+            this.timeout = timeout;
+            this.attemptNumber = attemptNumber;
+            this.deadline = System.nanoTime() + timeout.toNanos();
+        }
+
+        @Override
+        public long deadlineNanos() {
+            return deadline;
+        }
+
+        /** The attempt timed out: like a cancel, and the caller learns why. */
+        @Override
+        public void expire() {
+            synchronized (this) {
+                if (state == State.DONE || abandoned) return;
+            }
+            if (withdraw()) {
+                timeouts.increment();
+                sink.error(new RpcException.Timeout(request.function, timeout, attemptNumber));
+            }
+        }
+
+        long payloadBytes() {
+            return request.remote ? Frames.align(request.payload.length) : 0;
+        }
+
+        void begin() {
+            live.add(this);
+            if (closedBy != null) {
+                lost(closedBy);
+                return;
+            }
+            CreditGate.Waiter w = credits.acquire(this::credited);
+            if (w != null) {
+                boolean cancel;
+                synchronized (this) {
+                    cancel = state == State.DONE;
+                    if (!cancel && state == State.CREDIT) creditWaiter = w;
+                }
+                if (cancel) credits.cancel(w);  // lost its race with abandon; if granted meanwhile, credited() gives it back
+            }
+        }
+
+        private void credited() {
+            synchronized (this) {
+                if (state == State.DONE) {
+                    credits.release();
+                    return;
+                }
+                hasCredit = true;
+                creditWaiter = null;
+                state = State.STAGING;
+            }
+            long need = payloadBytes() + windowBytes;
+            if (need == 0) {
+                staged(-1);
+                return;
+            }
+            RangeAllocator.Waiter w;
+            try {
+                w = staging.allocate(need, this::staged);
+            } catch (IllegalArgumentException e) {
+                fail(new RpcException.PayloadTooLarge(request.function, e.getMessage()));
+                return;
+            }
+            if (w != null) {
+                boolean cancel;
+                synchronized (this) {
+                    cancel = state == State.DONE;
+                    if (!cancel) stagingWaiter = w;
+                }
+                if (cancel) staging.cancel(w);
+            }
+        }
+
+        private void staged(long offset) {
+            synchronized (this) {
+                if (state == State.DONE) {
+                    if (offset >= 0) staging.free(offset, payloadBytes() + windowBytes);
+                    return;
+                }
+                stagingWaiter = null;
+                if (offset >= 0) {
+                    try {
+                        exposed.retain();
+                    } catch (IllegalStateException closing) {
+                        staging.free(offset, payloadBytes() + windowBytes);
+                        state = State.BUFFER;  // so that fail() below releases only the credit
+                        stagingOffset = -1;
+                        offset = -2;
+                    }
+                    if (offset >= 0) {
+                        stagingOffset = offset;
+                        stagingBytes = payloadBytes() + windowBytes;
+                        // copied under the monitor: an abandon cannot free the range mid-copy
+                        if (request.remote) MemorySegment.copy(request.payload, 0, exposed.segment(), ValueLayout.JAVA_BYTE, offset, request.payload.length);
+                    }
+                }
+                if (offset != -2) state = State.BUFFER;
+            }
+            if (offset == -2) {
+                fail(new RpcException.ConnectionLost(request.function, closedBy));
+                return;
+            }
+            connection.buffers().acquire().subscribe(this::post, e -> fail(new RpcException.ConnectionLost(request.function, e)));
+        }
+
+        private void post(RegisteredBuffer b) {
+            try {
+                synchronized (this) {
+                    if (state == State.DONE) return;
+                    synchronized (sendLock) {
+                        long id = nextId();
+                        requestId = id;
+                        int length = encode(id, b);
+                        pending.put((int) id, this);
+                        state = State.SENT;
+                        // Subscribed under the lock: the engine queues posts in subscription order, so ids
+                        // reach the wire in order. A failure may be signalled synchronously, inside these
+                        // locks; its cleanup frees credits and staging that wake other calls, so it runs
+                        // on another thread rather than nest their locks inside ours.
+                        connection.send(b, 0, length).subscribe(wc -> { },
+                                e -> Schedulers.parallel().schedule(() -> sendFailed(e)));
+                    }
+                }
+            } catch (RuntimeException e) {
+                fail(new RpcException.ConnectionLost(request.function, e));
+            } finally {
+                b.release();  // the engine holds its own reference until the SEND completes
+            }
+        }
+
+        private int encode(long id, RegisteredBuffer b) {
+            Request r = request;
+            int flags = (r.remote ? RequestHeader.REMOTE_PAYLOAD : 0) | (r.key != null ? RequestHeader.KEYED : 0)
+                    | (windowBytes > 0 ? RequestHeader.WINDOW : 0);
+            long base = exposed == null ? 0 : exposed.address();
+            int rkey = exposed == null ? 0 : exposed.toRemote(0, 0).rkey();
+            long payloadAddress = r.remote ? base + stagingOffset : 0;
+            long windowAddress = windowBytes > 0 ? base + stagingOffset + payloadBytes() : 0;
+            RequestHeader h = new RequestHeader(flags, r.functionId, id, r.key, r.payload.length, r.payloadCrc, payloadAddress,
+                    r.remote ? rkey : 0, connection.config().bufferSize(), windowAddress, windowBytes > 0 ? rkey : 0, windowBytes);
+            h.encode(b.segment(), 0);
+            if (r.remote) return REQUEST_HEADER;
+            MemorySegment.copy(r.payload, 0, b.segment(), ValueLayout.JAVA_BYTE, REQUEST_HEADER, r.payload.length);
+            return REQUEST_HEADER + r.payload.length;
+        }
+
+        /** The answer WRITE_WITH_IMM put into this request's window (valid: it is still reserved). */
+        ResponseHeader.Frame readWindow() {
+            synchronized (this) {
+                if (state != State.SENT || windowBytes == 0) return new ResponseHeader.Frame(null, null, "no window for this request");
+                MemorySegment w = exposed.segment().asSlice(stagingOffset + payloadBytes(), windowBytes);
+                return ResponseHeader.decode(w, windowBytes, false);
+            }
+        }
+
+        private void sendFailed(Throwable e) {
+            pending.remove((int) requestId, this);
+            fail(new RpcException.ConnectionLost(request.function, e));
+        }
+
+        void answered(ResponseHeader.Frame f) {
+            boolean late;
+            synchronized (this) {
+                if (state == State.DONE) return;
+                late = abandoned;
+            }
+            if (!giveBack()) return;
+            if (late) {
+                lateResponses.increment();
+                return;
+            }
+            if (!f.ok()) {
+                sink.error(new RpcException.Protocol(request.function + ": " + f.error()));
+                return;
+            }
+            byte[] payload = f.payload();
+            String text = new String(payload, StandardCharsets.UTF_8);
+            switch (f.header().status()) {
+                case OK -> sink.success(payload);
+                case UNKNOWN_FUNCTION -> sink.error(new RpcException.UnknownFunction(request.function));
+                case HANDLER_ERROR -> sink.error(new RpcException.HandlerFailed(request.function, text));
+                case BAD_REQUEST -> sink.error(new RpcException.BadRequest(request.function, text));
+                case OVERLOADED -> sink.error(new RpcException.Overloaded(request.function, text));
+                case ALREADY_EXECUTED -> sink.error(new RpcException.AlreadyExecuted(request.function));
+                case RESPONSE_TOO_LARGE -> sink.error(new RpcException.ResponseTooLarge(request.function,
+                        payload.length >= 8 ? ByteBuffer.wrap(payload).getLong() : -1, windowBytes));
+            }
+        }
+
+        /** The caller gave up (cancel). */
+        void abandon() {
+            DEADLINES.untrack(this);
+            withdraw();
+        }
+
+        void lost(Throwable cause) {
+            boolean silent;
+            synchronized (this) {
+                if (state == State.DONE) return;
+                silent = abandoned;
+            }
+            pending.remove((int) requestId, this);
+            if (giveBack() && !silent) sink.error(new RpcException.ConnectionLost(request.function, cause));
+        }
+
+        private void fail(RpcException e) {
+            synchronized (this) {
+                if (state == State.DONE) return;
+            }
+            if (giveBack()) sink.error(e);
+        }
+
+        /**
+         * Before the post everything goes back now; after it, the request is only marked
+         * abandoned and keeps its credit and staging until the answer (the server may still READ
+         * the payload or WRITE the window). Decided under the monitor, together with the state
+         * change, so a post cannot slip in between. False if the call was already over.
+         */
+        private boolean withdraw() {
+            return giveBack(true);
+        }
+
+        /** Returns credit, staging and the exposed-buffer reference, once. */
+        private boolean giveBack() {
+            return giveBack(false);
+        }
+
+        private boolean giveBack(boolean unlessSent) {
+            boolean credit;
+            long offset;
+            long bytes;
+            CreditGate.Waiter cw;
+            RangeAllocator.Waiter sw;
+            synchronized (this) {
+                if (state == State.DONE) return false;
+                if (unlessSent && state == State.SENT) {
+                    abandoned = true;
+                    return true;
+                }
+                state = State.DONE;
+                credit = hasCredit;
+                hasCredit = false;
+                offset = stagingOffset;
+                bytes = stagingBytes;
+                stagingOffset = -1;
+                cw = creditWaiter;
+                sw = stagingWaiter;
+            }
+            live.remove(this);
+            DEADLINES.untrack(this);
+            if (cw != null) credits.cancel(cw);  // granted meanwhile? credited() sees DONE and returns it
+            if (sw != null) staging.cancel(sw);  // likewise staged()
+            if (offset >= 0) {
+                staging.free(offset, bytes);
+                exposed.release();
+            }
+            if (credit) credits.release();
+            return true;
+        }
+    }
+
+    private long nextId() {
+        long id;
+        do {
+            id = ++lastId;
+        } while (id == 0 || pending.containsKey((int) id));  // a 2^32-old request still unanswered keeps its slot
+        return id;
+    }
+
+    // ------------------------------------------------------------------------------ lifecycle
+
+    /** Closes the connection; outstanding calls fail with {@link RpcException.ConnectionLost}. */
+    public Mono<Void> close() {
+        return connection.close();
+    }
+
+    public Mono<Void> onClose() {
+        return connection.onClose();
+    }
+
+    public boolean isClosed() {
+        return connection.isClosed();
+    }
+
+    /** The connection underneath, e.g. for its own operations next to the calls. */
+    public RdmaConnection connection() {
+        return connection;
+    }
+
+    public RpcClientStats stats() {
+        return new RpcClientStats(calls.sum(), attempts.sum(), retries.sum(), succeeded.sum(), failed.sum(), timeouts.sum(),
+                lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), pending.size(), credits.available(), window);
+    }
+
+    @Override
+    public String toString() {
+        return "RpcClient[" + connection + "]";
+    }
+}

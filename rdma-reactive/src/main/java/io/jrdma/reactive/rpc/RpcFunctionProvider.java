@@ -1,0 +1,16 @@
+package io.jrdma.reactive.rpc;
+
+import java.util.Map;
+
+/**
+ * Contributes functions to a server from a jar on its class path, found by
+ * {@link java.util.ServiceLoader} ({@code META-INF/services/io.jrdma.reactive.rpc.RpcFunctionProvider},
+ * or {@code provides} in a module). Loading is opt-in: a server takes functions only from the
+ * provider classes named in {@link RpcServer#functionsFrom}; other providers on the class path are
+ * not even instantiated. The functions are ordinary compiled code the server operator chose to
+ * deploy - nothing a peer sends is ever loaded or executed.
+ */
+public interface RpcFunctionProvider {
+    /** Function name to handler; names follow the same rules as {@link RpcServer#register}. */
+    Map<String, RpcHandler> functions();
+}

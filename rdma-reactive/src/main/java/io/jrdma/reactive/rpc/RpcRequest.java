@@ -1,0 +1,99 @@
+package io.jrdma.reactive.rpc;
+
+import io.jrdma.reactive.RegisteredBuffer;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+
+/**
+ * One call as a handler sees it. The payload is registered memory - the receive buffer the SEND
+ * landed in, or the staging slice the server's RDMA READ fetched it into - so a handler can use it
+ * without a copy. It is valid until the handler's {@code Mono} terminates or is cancelled (the
+ * server's handler timeout cancels it); after that the memory belongs to the next request.
+ */
+public final class RpcRequest {
+    private final String function;
+    private final long requestId;
+    private final IdempotencyKey key;
+    private final MemorySegment payload;
+    private final RegisteredBuffer buffer;
+    private final int offset;
+    private final boolean fetched;
+
+    RpcRequest(String function, long requestId, IdempotencyKey key, MemorySegment payload, RegisteredBuffer buffer, int offset,
+               boolean fetched) {
+        this.function = function;
+        this.requestId = requestId;
+        this.key = key;
+        this.payload = payload.asReadOnly();
+        this.buffer = buffer;
+        this.offset = offset;
+        this.fetched = fetched;
+    }
+
+    /** A request over plain memory, for testing handlers without a connection. */
+    public static RpcRequest of(String function, byte[] payload) {
+        return new RpcRequest(function, 1, null, MemorySegment.ofArray(payload.clone()), null, 0, false);
+    }
+
+    public String function() {
+        return function;
+    }
+
+    /** The id the client gave this attempt (unique per connection, increasing). */
+    public long requestId() {
+        return requestId;
+    }
+
+    public Optional<IdempotencyKey> idempotencyKey() {
+        return Optional.ofNullable(key);
+    }
+
+    public int length() {
+        return (int) payload.byteSize();
+    }
+
+    /** The payload, read-only, in registered memory (on-heap only for {@link #of}). */
+    public MemorySegment payload() {
+        return payload;
+    }
+
+    /** The registered buffer the payload lives in (at {@link #offset()}), e.g. to post it elsewhere; null for {@link #of}. */
+    public RegisteredBuffer buffer() {
+        return buffer;
+    }
+
+    public int offset() {
+        return offset;
+    }
+
+    /** True when the server fetched the payload with RDMA READ (it was too large for a SEND). */
+    public boolean fetched() {
+        return fetched;
+    }
+
+    public byte[] bytes() {
+        return payload.toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    public String text() {
+        return new String(bytes(), StandardCharsets.UTF_8);
+    }
+
+    /** A read-only view of the payload, without a copy. */
+    public ByteBuffer asByteBuffer() {
+        return payload.asByteBuffer();
+    }
+
+    /** The payload decoded by {@code codec} (in place where the codec can). */
+    public <T> T decode(Codec<T> codec) {
+        return codec.decode(payload);
+    }
+
+    @Override
+    public String toString() {
+        return "RpcRequest[" + function + " #" + requestId + ", " + length() + " bytes" + (fetched ? ", fetched" : "") + "]";
+    }
+}

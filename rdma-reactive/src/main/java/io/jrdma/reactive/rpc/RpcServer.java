@@ -1,0 +1,177 @@
+package io.jrdma.reactive.rpc;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.RdmaServer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * An RPC server: a registry of named functions served over an {@link RdmaServer}.
+ *
+ * <pre>{@code
+ * RpcServer.create(RdmaServer.create().host("10.77.0.2").port(7471))
+ *     .register("upper", RpcHandler.of(r -> r.text().toUpperCase().getBytes(UTF_8)))
+ *     .bind()                                      // Mono<DisposableRpcServer>
+ * }</pre>
+ *
+ * Only registered functions run: a request names a function by id, and there is no way for a
+ * peer to make the server load or execute anything else. Immutable: every setter returns a new
+ * server configuration; {@link #bind()} fixes the function set.
+ * <p>
+ * Each connection uses its exposed buffer as private staging memory (payloads fetched with RDMA
+ * READ, large responses written with WRITE_WITH_IMM). When the {@code RdmaServer} exposes none,
+ * {@link #stagingBuffer} bytes are added with local access only, so no client can touch them.
+ */
+public final class RpcServer {
+    private final RdmaServer rdma;
+    private final Map<String, RpcHandler> functions;
+    private final List<String> providers;
+    private final ClassLoader providerLoader;
+    private final Settings settings;
+
+    record Settings(int maxConcurrentCalls, Duration handlerTimeout, Scheduler scheduler, long stagingBytes, int tableEntries,
+                    long tableBytes, Duration tableTtl) {}
+
+    private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, ClassLoader providerLoader,
+                      Settings settings) {
+        this.rdma = rdma;
+        this.functions = functions;
+        this.providers = providers;
+        this.providerLoader = providerLoader;
+        this.settings = settings;
+    }
+
+    /**
+     * A server on {@code rdma}'s address and transport. Its receive queue depth is the number of
+     * requests each client may have outstanding, and its buffer size the largest request that
+     * travels inline in a SEND.
+     */
+    public static RpcServer create(RdmaServer rdma) {
+        return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
+                new Settings(256, Duration.ofSeconds(30), Schedulers.boundedElastic(), 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)));
+    }
+
+    /**
+     * Adds a function. Names are 1-255 UTF-8 bytes and may not start with '$'; the wire id is the
+     * CRC32C of the name, and two names with the same id are refused at {@link #bind()}.
+     */
+    public RpcServer register(String name, RpcHandler handler) {
+        Frames.checkName(name);
+        Objects.requireNonNull(handler, "handler");
+        Map<String, RpcHandler> f = new LinkedHashMap<>(functions);
+        if (f.putIfAbsent(name, handler) != null) throw new IllegalArgumentException("function '" + name + "' is already registered");
+        return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings);
+    }
+
+    /** Adds a typed function: requests decoded with {@code in}, results encoded with {@code out}. */
+    public <I, O> RpcServer register(String name, Codec<I> in, Codec<O> out, Function<? super I, ? extends Mono<? extends O>> function) {
+        return register(name, RpcHandler.typed(in, out, function));
+    }
+
+    /** Adds every function of {@code functions}, e.g. {@code new SampleFunctions().functions()}. */
+    public RpcServer registerAll(Map<String, RpcHandler> functions) {
+        RpcServer s = this;
+        for (Map.Entry<String, RpcHandler> e : functions.entrySet()) s = s.register(e.getKey(), e.getValue());
+        return s;
+    }
+
+    /**
+     * Opts in to the functions of these {@link RpcFunctionProvider} classes (fully qualified names),
+     * found with {@link java.util.ServiceLoader} on the class path when the server binds; the
+     * thread context class loader is used. A named provider that is missing fails the bind.
+     */
+    public RpcServer functionsFrom(String... providerClasses) {
+        return functionsFrom(null, providerClasses);
+    }
+
+    /** As {@link #functionsFrom(String...)}, searching {@code loader} (e.g. a URLClassLoader over plug-in jars). */
+    public RpcServer functionsFrom(ClassLoader loader, String... providerClasses) {
+        List<String> p = new ArrayList<>(providers);
+        for (String c : providerClasses) {
+            if (!p.contains(Objects.requireNonNull(c))) p.add(c);
+        }
+        return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings);
+    }
+
+    /** Handlers running at once, over all connections; a request beyond is answered OVERLOADED (default 256). */
+    public RpcServer maxConcurrentCalls(int calls) {
+        if (calls < 1) throw new IllegalArgumentException("maxConcurrentCalls must be positive");
+        return with(new Settings(calls, settings.handlerTimeout, settings.scheduler, settings.stagingBytes, settings.tableEntries,
+                settings.tableBytes, settings.tableTtl));
+    }
+
+    /** How long a handler may run before it is cancelled and the caller gets HANDLER_ERROR (default 30 s). */
+    public RpcServer handlerTimeout(Duration timeout) {
+        if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("handlerTimeout must be positive");
+        return with(new Settings(settings.maxConcurrentCalls, timeout, settings.scheduler, settings.stagingBytes, settings.tableEntries,
+                settings.tableBytes, settings.tableTtl));
+    }
+
+    /** Where handlers run (default bounded-elastic, so they may block); never a poller thread. */
+    public RpcServer handlerScheduler(Scheduler scheduler) {
+        return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, Objects.requireNonNull(scheduler),
+                settings.stagingBytes, settings.tableEntries, settings.tableBytes, settings.tableTtl));
+    }
+
+    /**
+     * Registered staging memory per connection when the {@code RdmaServer} exposes none (default
+     * 4 MiB): the largest fetched payload and the largest written response.
+     */
+    public RpcServer stagingBuffer(long bytes) {
+        if (bytes < Frames.ALIGNMENT || bytes > Integer.MAX_VALUE) throw new IllegalArgumentException("staging must be 64 B .. 2 GiB");
+        return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, settings.scheduler, bytes, settings.tableEntries,
+                settings.tableBytes, settings.tableTtl));
+    }
+
+    /**
+     * Bounds of the idempotency table: keys remembered, result bytes retained, and how long a
+     * finished call is remembered (defaults 65,536, 64 MiB, 5 minutes). A retry arriving later
+     * than that executes again, so a client's retries must end well within {@code ttl}.
+     */
+    public RpcServer resultTable(int entries, long bytes, Duration ttl) {
+        return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, settings.scheduler, settings.stagingBytes,
+                entries, bytes, Objects.requireNonNull(ttl)));
+    }
+
+    private RpcServer with(Settings s) {
+        return new RpcServer(rdma, functions, providers, providerLoader, s);
+    }
+
+    /** The names registered so far (not counting providers, which load at bind). */
+    public List<String> functionNames() {
+        return List.copyOf(functions.keySet());
+    }
+
+    /**
+     * Loads the opted-in providers, fixes the function set and starts listening. Fails with
+     * {@link IllegalArgumentException} or {@link IllegalStateException} on a bad function set.
+     */
+    public Mono<DisposableRpcServer> bind() {
+        return Mono.defer(() -> {
+            Map<String, RpcHandler> all = new LinkedHashMap<>(functions);
+            ClassLoader loader = providerLoader != null ? providerLoader : Thread.currentThread().getContextClassLoader();
+            FunctionRegistry.load(loader != null ? loader : RpcServer.class.getClassLoader(), providers).forEach((name, h) -> {
+                Frames.checkName(name);
+                if (all.putIfAbsent(name, h) != null) throw new IllegalStateException("function '" + name + "' is registered and also provided");
+            });
+            FunctionRegistry registry = FunctionRegistry.of(all);
+            RdmaServer server = rdma.configuration().exposedBufferSize() > 0 ? rdma : rdma.exposeBuffer(settings.stagingBytes, Access.LOCAL_WRITE);
+            ServerCore core = new ServerCore(registry, settings);
+            return server.bind().map(bound -> new DisposableRpcServer(bound, core));
+        });
+    }
+
+    @Override
+    public String toString() {
+        return "RpcServer" + Arrays.asList(functions.keySet().toArray()) + (providers.isEmpty() ? "" : " + providers " + providers);
+    }
+}

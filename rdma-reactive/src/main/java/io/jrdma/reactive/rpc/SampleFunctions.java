@@ -1,0 +1,50 @@
+package io.jrdma.reactive.rpc;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The functions the {@code rdma} command's lambda mode serves, usable by any server:
+ * {@code RpcServer.create(rdma).registerAll(new SampleFunctions().functions())}.
+ * <ul>
+ * <li>{@code echo}: the payload, unchanged</li>
+ * <li>{@code upper}: UTF-8 text in upper case</li>
+ * <li>{@code sum}: a vector of longs ({@link Codec#longArray()}) to their sum ({@link Codec#int64()}); fails on overflow</li>
+ * <li>{@code sha256}: the 32-byte SHA-256 digest of the payload, computed in place in registered memory</li>
+ * </ul>
+ */
+public final class SampleFunctions implements RpcFunctionProvider {
+    /** ServiceLoader needs a public no-argument constructor. */
+    public SampleFunctions() {}
+
+    @Override
+    public Map<String, RpcHandler> functions() {
+        Map<String, RpcHandler> f = new LinkedHashMap<>();
+        f.put("echo", RpcHandler.of(RpcRequest::bytes));
+        f.put("upper", RpcHandler.of(r -> r.text().toUpperCase(Locale.ROOT).getBytes(StandardCharsets.UTF_8)));
+        f.put("sum", RpcHandler.of(r -> {
+            long[] values = r.decode(Codec.longArray());
+            long sum = 0;
+            for (long v : values) sum = Math.addExact(sum, v);
+            return Codec.int64().encode(sum);
+        }));
+        f.put("sha256", RpcHandler.of(r -> {
+            MessageDigest md = sha256();
+            md.update(r.asByteBuffer());  // in place: a fetched 1 MiB payload is not copied to the heap
+            return md.digest();
+        }));
+        return f;
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+}

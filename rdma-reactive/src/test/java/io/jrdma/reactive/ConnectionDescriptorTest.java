@@ -1,0 +1,69 @@
+package io.jrdma.reactive;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Arrays;
+import java.util.HexFormat;
+import org.junit.jupiter.api.Test;
+
+/** The connection descriptor's wire form: what a C peer must produce, and what a foreign peer gets. */
+class ConnectionDescriptorTest {
+
+    @Test
+    void encodesTheDocumentedBigEndianLayout() {
+        ConnectionDescriptor d = new ConnectionDescriptor(64, 4096, new RemoteBuffer(0x00007f0011223340L, 0x1a2b3c4d, 65536));
+        assertEquals("4a52444d" + "01" + "00" + "0040" + "00000000" + "00001000"
+                        + "00007f0011223340" + "1a2b3c4d" + "00010000",
+                HexFormat.of().formatHex(d.encode()));
+        assertEquals(ConnectionDescriptor.SIZE, d.encode().length);
+    }
+
+    @Test
+    void unsignedFieldsSurviveTheRoundTripAtTheirLimits() {
+        ConnectionDescriptor d = new ConnectionDescriptor(0xFFFF, Integer.MAX_VALUE, new RemoteBuffer(-8L, 0xFFFFFFFF, 0xFFFF_FFFFL));
+        assertEquals(d, ConnectionDescriptor.decode(d.encode()));
+    }
+
+    @Test
+    void rdmaCmPaddingAfterTheDescriptorIsIgnored() {
+        // an IB CM REQ carries a fixed 56-byte private data field: the peer sees the descriptor plus zeros
+        ConnectionDescriptor d = new ConnectionDescriptor(16, 1024, new RemoteBuffer(0, 0, 0));
+        assertEquals(d, ConnectionDescriptor.decode(Arrays.copyOf(d.encode(), 56)));
+    }
+
+    @Test
+    void aShortDescriptorIsAProtocolError() {
+        byte[] truncated = Arrays.copyOf(new ConnectionDescriptor(1, 8, new RemoteBuffer(0, 0, 0)).encode(), 31);
+        ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(truncated));
+        assertEquals("connection descriptor of 31 bytes, expected 32", e.getMessage());
+        assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(new byte[0]));
+    }
+
+    @Test
+    void aPeerThatIsNotJrdmaIsAProtocolError() {
+        byte[] foreign = new byte[56];
+        foreign[0] = 'H';
+        ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(foreign));
+        assertEquals("peer is not a jrdma peer (magic 0x48000000)", e.getMessage());
+    }
+
+    @Test
+    void anUnknownProtocolVersionIsAProtocolError() {
+        byte[] future = new ConnectionDescriptor(1, 8, new RemoteBuffer(0, 0, 0)).encode();
+        future[4] = 2;
+        ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(future));
+        assertTrue(e.getMessage().contains("version 2"), e.getMessage());
+    }
+
+    @Test
+    void valuesTheWireCannotCarryAreRefusedRatherThanTruncated() {
+        RemoteBuffer none = new RemoteBuffer(0, 0, 0);
+        assertThrows(IllegalArgumentException.class, () -> new ConnectionDescriptor(0x10000, 8, none));
+        assertThrows(IllegalArgumentException.class, () -> new ConnectionDescriptor(1, 8, new RemoteBuffer(0, 0, 1L << 32)));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> RdmaClient.create().queueDepth(16, 0x10000));
+        assertTrue(e.getMessage().contains("65535"), e.getMessage());
+    }
+}

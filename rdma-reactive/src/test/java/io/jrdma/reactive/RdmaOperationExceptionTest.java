@@ -1,0 +1,43 @@
+package io.jrdma.reactive;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import org.junit.jupiter.api.Test;
+
+/** How an error completion becomes the exception an operation's Mono fails with. */
+class RdmaOperationExceptionTest {
+    private static RdmaOperationException failed(WcStatus status, WcOpcode inTheWc, WcOpcode posted) {
+        return RdmaOperationException.of(new WorkCompletion(7, status, inTheWc, 0, false, 0, 0x11), posted);
+    }
+
+    @Test
+    void theCommonErrorStatusesBecomeNamedExceptions() {
+        assertSame(RdmaOperationException.RemoteAccessException.class,
+                failed(WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.RDMA_WRITE, WcOpcode.RDMA_WRITE).getClass());
+        assertSame(RdmaOperationException.RetryExceededException.class,
+                failed(WcStatus.IBV_WC_RETRY_EXC_ERR, WcOpcode.SEND, WcOpcode.SEND).getClass());
+        assertSame(RdmaOperationException.ReceiverNotReadyException.class,
+                failed(WcStatus.IBV_WC_RNR_RETRY_EXC_ERR, WcOpcode.SEND, WcOpcode.SEND).getClass());
+        assertSame(RdmaOperationException.FlushedException.class,
+                failed(WcStatus.IBV_WC_WR_FLUSH_ERR, WcOpcode.RDMA_READ, WcOpcode.RDMA_READ).getClass());
+        assertSame(RdmaOperationException.class, failed(WcStatus.IBV_WC_LOC_PROT_ERR, WcOpcode.SEND, WcOpcode.SEND).getClass(),
+                "the other statuses keep the general type, with the status to tell them apart");
+    }
+
+    @Test
+    void anErrorNamesThePostedOpcodeBecauseTheCompletionsOwnIsUndefined() {
+        // verbs.h: on error only wr_id, status, qp_num and vendor_err are valid; rxe leaves opcode as it was
+        RdmaOperationException e = failed(WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.RECV, WcOpcode.RDMA_READ);
+        assertEquals(WcOpcode.RDMA_READ, e.opcode());
+        assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, e.status());
+        assertEquals(7, e.wrId());
+        assertEquals(0x11, e.qpNumber());
+        assertTrue(e.getMessage().startsWith("IBV_WC_REM_ACCESS_ERR (remote access error) on QP 0x11, wr_id 7, opcode RDMA_READ"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("wrong rkey"), e.getMessage());
+    }
+}

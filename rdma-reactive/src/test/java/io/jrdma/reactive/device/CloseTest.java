@@ -1,0 +1,159 @@
+package io.jrdma.reactive.device;
+
+import static io.jrdma.reactive.device.LabPeers.TIMEOUT;
+import static io.jrdma.reactive.device.LabPeers.subscribed;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jrdma.ffm.WcStatus;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaOperationException.FlushedException;
+import io.jrdma.reactive.RdmaResources;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.RegisteredBuffer;
+import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.WorkCompletion;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/** Closing flushes outstanding work, fails what comes after, and frees resources in order. */
+@Tag("device")
+@Timeout(value = 90, threadMode = ThreadMode.SEPARATE_THREAD)
+class CloseTest {
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void closingFlushesEveryPendingOperationWithATypedError(Transport transport) {
+        try (LabPeers p = LabPeers.withOneServerReceive(transport, 2)) {
+            ReceivedMessage occupying = p.occupyServerReceive();
+            RdmaConnection client = p.client;
+            List<Mono<WorkCompletion>> inFlight = List.of(subscribed(client.send("stalled 1")), subscribed(client.send("stalled 2")));
+            Mono<WorkCompletion> waiting = subscribed(client.send("waits for a credit"));
+            Mono<ReceivedMessage> receive = subscribed(client.receive());
+
+            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
+
+            for (Mono<WorkCompletion> send : inFlight) {
+                StepVerifier.create(send).expectErrorSatisfies(e -> {
+                    FlushedException flushed = assertInstanceOf(FlushedException.class, e);
+                    assertEquals(WcStatus.IBV_WC_WR_FLUSH_ERR, flushed.status());
+                    ConnectionException.Closed why = assertInstanceOf(ConnectionException.Closed.class, flushed.getCause());
+                    assertTrue(why.getMessage().contains("closed locally"), why.getMessage());
+                }).verify(TIMEOUT);
+            }
+            StepVerifier.create(waiting).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
+            StepVerifier.create(receive).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            occupying.release();
+        }
+    }
+
+    @Test
+    void everyOperationAfterCloseFailsWithClosed() {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {
+            RdmaConnection client = p.client;
+            RemoteBuffer remote = client.remoteBuffer();
+            RegisteredBuffer own = client.buffers().tryAcquire();
+            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
+            assertTrue(client.isClosed());
+
+            List<Mono<?>> operations = List.of(client.send("late"), client.send(own, 0, 4), client.sendWithImmediate(own, 0, 4, 1),
+                    client.write("late".getBytes(UTF_8), remote, 0), client.write(own, 0, 4, remote, 0),
+                    client.writeWithImmediate("late".getBytes(UTF_8), remote, 0, 1), client.read(remote, 0, 4),
+                    client.read(remote, 0, 4, own, 0), client.fetchAndAdd(remote, 0, 1), client.compareAndSwap(remote, 0, 0, 1),
+                    client.receive());
+            for (Mono<?> operation : operations) {
+                StepVerifier.create(operation).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
+            }
+            StepVerifier.create(client.completions()).expectComplete().verify(TIMEOUT);
+            assertEquals(1, own.refCount(), "failed posts took no reference");
+            own.release();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void closeFreesMemoryAndThreadsOnlyOnceTheApplicationsBuffersAreBack(Transport transport) {
+        RdmaResources clientResources = RdmaResources.create("closing-client");
+        RdmaClient client = RdmaClient.create().resources(clientResources);
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), client)) {
+            RdmaConnection c = p.client;
+            RegisteredBuffer held = c.buffers().tryAcquire();
+            p.accepted.send("kept").block(TIMEOUT);
+            ReceivedMessage kept = c.receive().block(TIMEOUT);
+            long poller = c.pollerThreadId();
+            assertEquals(1, clientResources.openConnections());
+
+            StepVerifier.create(c.close()).expectComplete().verify(TIMEOUT);
+            assertEquals(0, clientResources.openConnections());
+            LabPeers.await(() -> ManagementFactory.getThreadMXBean().getThreadInfo(poller) == null, "the poller thread ends");
+            assertFalse(c.buffers().isReleased(), "a buffer the application holds keeps its region registered");
+            assertEquals("kept", kept.text(), "a received message stays readable until released");
+
+            held.release();
+            assertTrue(c.buffers().isReleased(), "the last buffer back deregisters the region");
+            kept.release();
+            assertEquals(0, kept.buffer().refCount(), "the closed connection frees a released receive buffer");
+            LabPeers.await(() -> Thread.getAllStackTraces().keySet().stream()
+                    .noneMatch(t -> t.getName().startsWith("closing-client-")), "every thread of the client's resources ends");
+        } finally {
+            clientResources.dispose();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void disposingTheServerClosesTheConnectionsItAccepted(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport)) {
+            p.client.send("held by the server application").block(TIMEOUT);
+            ReceivedMessage held = p.accepted.receive().block(TIMEOUT);
+
+            p.server.dispose();
+            assertTrue(p.accepted.isClosed());
+            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+            held.release();  // the accepted connection's last buffer: its teardown finishes now
+            assertEquals(0, held.buffer().refCount());
+        }
+    }
+
+    @Test
+    void aCompletionsSubscriberWithholdingDemandStillCompletesWhenTheConnectionCloses() {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {
+            RdmaConnection client = p.client;
+            RemoteBuffer remote = client.remoteBuffer();
+            List<Mono<WorkCompletion>> writes = new ArrayList<>();
+            StepVerifier.create(client.completions(), 0)
+                    .expectSubscription()
+                    .then(() -> {
+                        for (int i = 0; i < 3; i++) writes.add(subscribed(client.write(new byte[] {(byte) i}, remote, i)));
+                    })
+                    .expectNoEvent(Duration.ofMillis(300))
+                    .then(() -> client.close().subscribe())
+                    .expectComplete()
+                    .verify(TIMEOUT);
+            // the writes did execute: closing took their completions from the CQ without emitting them
+            for (Mono<WorkCompletion> write : writes) {
+                StepVerifier.create(write).assertNext(wc -> assertEquals(WcStatus.IBV_WC_SUCCESS, wc.status()))
+                        .expectComplete().verify(TIMEOUT);
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+package io.jrdma.reactive.device;
+
+import static io.jrdma.reactive.device.LabPeers.TIMEOUT;
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertSame;
+
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaOperationException.RemoteAccessException;
+import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.RemoteRangeException;
+import io.jrdma.reactive.Transport;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import reactor.test.StepVerifier;
+
+/** What happens when an operation addresses memory the peer did not grant. */
+@Tag("device")
+@Timeout(value = 90, threadMode = ThreadMode.SEPARATE_THREAD)
+class RemoteAccessFailureTest {
+
+    private static void assertRemoteAccessError(Throwable e, WcOpcode opcode, RdmaConnection on) {
+        RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e);
+        assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, r.status(), r.getMessage());
+        assertEquals(opcode, r.opcode(), r.getMessage());
+        assertEquals(on.queuePair().qpNumber(), r.qpNumber(), r.getMessage());
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aWriteWithAWrongRkeyFailsWithRemoteAccessErrorAndClosesBothSides(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport)) {
+            RemoteBuffer remote = p.client.remoteBuffer();
+            RemoteBuffer wrongKey = new RemoteBuffer(remote.address(), remote.rkey() ^ 0x5a, remote.length());
+            AtomicReference<Throwable> failure = new AtomicReference<>();
+
+            StepVerifier.create(p.client.write("denied".getBytes(UTF_8), wrongKey, 0))
+                    .expectErrorSatisfies(e -> {
+                        assertRemoteAccessError(e, WcOpcode.RDMA_WRITE, p.client);
+                        failure.set(e);
+                    })
+                    .verify(TIMEOUT);
+            // an RC error puts the QP in ERR: the connection closes, and the peer learns of it
+            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.write("after".getBytes(UTF_8), remote, 0))
+                    .expectErrorSatisfies(e -> {
+                        assertInstanceOf(ConnectionException.Closed.class, e);
+                        assertSame(failure.get(), e.getCause(), "the closure names the error that caused it");
+                    })
+                    .verify(TIMEOUT);
+        }
+    }
+
+    @Test
+    void aRangeOutsideThePeersBufferFailsLocallyWithoutPostingAnything() {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {
+            RdmaConnection client = p.client;
+            RemoteBuffer remote = client.remoteBuffer();
+            int credits = client.availableSendCredits();
+            int pooled = client.buffers().available();
+
+            StepVerifier.create(client.read(remote, remote.length() - 4, 8)).expectError(RemoteRangeException.class)
+                    .verify(TIMEOUT);
+            StepVerifier.create(client.write("x".getBytes(UTF_8), remote, -1)).expectError(RemoteRangeException.class)
+                    .verify(TIMEOUT);
+            StepVerifier.create(client.fetchAndAdd(remote, remote.length(), 1)).expectError(RemoteRangeException.class)
+                    .verify(TIMEOUT);
+            StepVerifier.create(client.read(remote.slice(0, 16), 8, 16)).expectError(RemoteRangeException.class)
+                    .verify(TIMEOUT);
+
+            assertEquals(credits, client.availableSendCredits(), "nothing was posted");
+            assertEquals(pooled, client.buffers().available(), "every pooled copy went back");
+            assertFalse(client.isClosed(), "a local range error leaves the connection usable");
+            StepVerifier.create(client.read(remote, remote.length() - 8, 8)).expectNextCount(1).expectComplete().verify(TIMEOUT);
+        }
+    }
+
+    @Test
+    void aForgedRemoteBufferBeyondThePeersRegionIsRefusedByThePeersNic() {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {
+            RemoteBuffer remote = p.client.remoteBuffer();
+            // passes the local check (it claims its own length), but the peer's MR ends where it starts
+            RemoteBuffer forged = new RemoteBuffer(remote.address() + remote.length(), remote.rkey(), 4096);
+
+            StepVerifier.create(p.client.read(forged, 0, 64))
+                    .expectErrorSatisfies(e -> assertRemoteAccessError(e, WcOpcode.RDMA_READ, p.client))
+                    .verify(TIMEOUT);
+            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+        }
+    }
+}

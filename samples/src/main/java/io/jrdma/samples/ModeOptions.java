@@ -1,0 +1,114 @@
+package io.jrdma.samples;
+
+import io.jrdma.ffm.Context;
+import io.jrdma.ffm.Gid;
+import io.jrdma.ffm.GidType;
+import io.jrdma.ffm.RdmaDevices;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.Transport;
+import java.net.Inet4Address;
+import java.net.InetAddress;
+import java.time.Duration;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * What every mode shares: {@code rdma <mode>} is the server, {@code rdma <mode> SERVER} the client.
+ * A picocli mixin, so each mode's file holds only its own protocol.
+ */
+final class ModeOptions {
+    @Parameters(index = "0", arity = "0..1", paramLabel = "SERVER",
+            description = "The server's address: run as the client. Without it, run as the server.")
+    String server;
+
+    @Option(names = {"-p", "--port"}, defaultValue = "7471", paramLabel = "PORT",
+            description = "rdma_cm or TCP port (server: 0 picks a free one). Default: ${DEFAULT-VALUE}.")
+    int port;
+
+    @Option(names = {"-b", "--bind"}, paramLabel = "ADDRESS",
+            description = "Local address: the server listens on it (default: all), the client connects from it.")
+    String bind;
+
+    @Option(names = {"-d", "--device"}, paramLabel = "NAME",
+            description = "RDMA device (e.g. rxe0). Without --bind, its RoCE v2 IPv4 address is the local address.")
+    String device;
+
+    @Option(names = {"-g", "--gid-index"}, paramLabel = "INDEX",
+            description = "GID index on --device to use (its IPv4 address becomes the local address; see rdma devices).")
+    Integer gidIndex;
+
+    @Option(names = {"-i", "--ib-port"}, defaultValue = "1", paramLabel = "N", description = "Port of --device. Default: ${DEFAULT-VALUE}.")
+    int ibPort;
+
+    @Option(names = "--size", defaultValue = "4096", paramLabel = "BYTES",
+            description = "Buffer size: the largest message, and the memory exposed to the peer. Default: ${DEFAULT-VALUE}.")
+    int size;
+
+    @Option(names = {"-t", "--transport"}, defaultValue = "rdma_cm", paramLabel = "rdma_cm|tcp",
+            description = "Connection setup: rdma_cm, or QP numbers exchanged over a TCP socket. Default: ${DEFAULT-VALUE}.")
+    Transport transport;
+
+    @Option(names = "--keep-serving", description = "Server: serve clients one after another until stopped (default: exit after one).")
+    boolean keepServing;
+
+    @Option(names = "--timeout", defaultValue = "30", paramLabel = "SECONDS",
+            description = "Limit for connection setup and for each operation. Default: ${DEFAULT-VALUE}.")
+    int timeoutSeconds;
+
+    boolean isClient() {
+        return server != null;
+    }
+
+    Duration timeout() {
+        return Duration.ofSeconds(timeoutSeconds);
+    }
+
+    String transportName() {
+        return transport == Transport.RDMA_CM ? "rdma_cm" : "tcp";
+    }
+
+    /** A server configured from the options; the mode adds what it exposes. */
+    RdmaServer rdmaServer() {
+        String local = localAddress();
+        RdmaServer s = RdmaServer.create().host(local == null ? "0.0.0.0" : local).port(port).transport(transport)
+                .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
+        return device == null ? s : s.device(device, ibPort);
+    }
+
+    /** A client configured from the options. */
+    RdmaClient rdmaClient() {
+        String local = localAddress();
+        RdmaClient c = RdmaClient.create().host(server).port(port).transport(transport)
+                .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
+        if (local != null) c = c.localAddress(local);
+        return device == null ? c : c.device(device, ibPort);
+    }
+
+    /**
+     * jrdma picks the device and GID by IP address (RoCE v2: a GID is an IP address), so a device
+     * and GID index become the address they stand for.
+     */
+    String localAddress() {
+        if (bind != null) return bind;
+        if (device == null) {
+            if (gidIndex != null) throw new IllegalArgumentException("--gid-index needs --device");
+            return null;
+        }
+        try (Context ctx = RdmaDevices.open(device)) {
+            for (Gid g : ctx.gids(ibPort)) {
+                boolean wanted = gidIndex == null ? g.type() == GidType.ROCE_V2 : g.index() == gidIndex;
+                if (!wanted) continue;
+                InetAddress ip = g.toInetAddress();
+                if (ip instanceof Inet4Address) return ip.getHostAddress();
+                if (gidIndex != null) {
+                    throw new IllegalArgumentException("GID[" + gidIndex + "] of " + device + " (" + Gid.format(g.raw())
+                            + ") is no IPv4 address; jrdma connects by IP: pick an index with one (rdma devices)");
+                }
+            }
+        }
+        throw new IllegalArgumentException(gidIndex == null
+                ? device + " port " + ibPort + " has no RoCE v2 GID with an IPv4 address (rdma devices)"
+                : device + " port " + ibPort + " has no GID[" + gidIndex + "] (rdma devices)");
+    }
+}
