@@ -109,6 +109,7 @@ public final class CmId extends NativeResource {
     /** Creates the id's QP (rdma_cm drives its state transitions); it is destroyed with rdma_destroy_qp. */
     public QueuePair createQueuePair(ProtectionDomain pd, QueuePairInit init) {
         checkOpen();
+        requireOpen(pd, init.sendCq(), init.recvCq(), init.srq());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = init.write(arena);
             MemorySegment errno = Native.errnoBuffer();

@@ -161,6 +161,7 @@ public final class Context extends NativeResource {
      */
     public CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel, int completionVector) {
         checkOpen();
+        requireOpen(channel);
         if (minEntries < 1) throw new IllegalArgumentException("a CQ needs at least one entry");
         try {
             MemorySegment errno = Native.errnoBuffer();

@@ -19,18 +19,33 @@ abstract sealed class NativeResource implements AutoCloseable
     private final AtomicInteger dependents = new AtomicInteger();
 
     NativeResource(NativeResource... dependencies) {
-        for (NativeResource d : dependencies) {
-            if (d != null) d.retain(this);
+        for (int i = 0; i < dependencies.length; i++) {
+            if (dependencies[i] == null) continue;
+            try {
+                dependencies[i].retain();
+            } catch (IllegalStateException e) {
+                for (int j = 0; j < i; j++) if (dependencies[j] != null) dependencies[j].dependents.decrementAndGet();
+                throw e;
+            }
         }
         this.dependencies = dependencies;
     }
 
-    private void retain(NativeResource dependent) {
+    private void retain() {
         dependents.incrementAndGet();
         if (state.get() != OPEN) {
             dependents.decrementAndGet();
-            throw new IllegalStateException(dependent.kind() + " cannot be created from closed " + this);
+            throw new IllegalStateException("cannot create from closed " + this);
         }
+    }
+
+    /**
+     * Checks that every resource a native create call will receive is still open. Must run
+     * before the call: the kernel reuses handle numbers, so a closed CQ's handle may already name
+     * a different CQ, and the new object would silently attach to it.
+     */
+    static void requireOpen(NativeResource... resources) {
+        for (NativeResource r : resources) if (r != null) r.checkOpen();
     }
 
     /** Releases the native handle; called exactly once. */

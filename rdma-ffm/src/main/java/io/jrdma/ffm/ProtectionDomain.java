@@ -93,6 +93,7 @@ public final class ProtectionDomain extends NativeResource {
     /** Creates a QP with {@code ibv_create_qp}; it starts in RESET. */
     public QueuePair createQueuePair(QueuePairInit init) {
         checkOpen();
+        requireOpen(init.sendCq(), init.recvCq(), init.srq());
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = init.write(arena);
             MemorySegment errno = Native.errnoBuffer();

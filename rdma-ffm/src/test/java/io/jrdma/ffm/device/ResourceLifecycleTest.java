@@ -76,6 +76,24 @@ class ResourceLifecycleTest {
 
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void creatingFromAClosedQueueIsRefusedBeforeTheKernelCanReuseItsHandle() {
+        try (Context ctx = RdmaDevices.open(LabEnv.DEV_A); ProtectionDomain pd = ctx.allocateProtectionDomain()) {
+            CompletionQueue closedCq = ctx.createCompletionQueue(4);
+            closedCq.close();
+            CompletionChannel closedChannel = ctx.createCompletionChannel();
+            closedChannel.close();
+            // a live CQ that would likely receive the closed one's kernel handle number
+            try (CompletionQueue live = ctx.createCompletionQueue(4)) {
+                assertThrows(IllegalStateException.class, () -> pd.createQueuePair(QueuePairInit.rc(closedCq)));
+                assertThrows(IllegalStateException.class, () -> ctx.createCompletionQueue(4, closedChannel, 0));
+                // nothing native was created behind the refusal: the live CQ has no QP attached
+                assertDoesNotThrow(live::close);
+            }
+        }
+    }
+
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
     void closingAnyResourceTwiceIsANoOp() {
         Context ctx = RdmaDevices.open(LabEnv.DEV_A);
         ProtectionDomain pd = ctx.allocateProtectionDomain();
