@@ -10,7 +10,7 @@ import picocli.CommandLine.Command;
 @Command(name = "rdma", mixinStandardHelpOptions = true, version = "jrdma 0.1.0",
         description = "RDMA demos on the JVM (libibverbs/librdmacm through Panama FFM).",
         subcommands = {DevicesCommand.class, SendMode.class, WriteMode.class, WriteImmMode.class, ReadMode.class,
-                VerifyMode.class, EchoMode.class})
+                VerifyMode.class, EchoMode.class, LambdaMode.class})
 public final class Rdma {
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));

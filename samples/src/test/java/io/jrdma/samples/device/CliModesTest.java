@@ -117,6 +117,14 @@ class CliModesTest {
     }
 
     @Test
+    void lambdaRunsOnlyTheServersRegisteredFunctionsAndPrintsEachResult() {
+        Run r = run("lambda", "upper hello rdma\nsum 1 2 3 4\nsha256 abc\n");
+        assertLines(r.client(), "upper(hello rdma) = HELLO RDMA", "sum(1 2 3 4) = 10",
+                "sha256(abc) = ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assertLines(r.server(), "call upper(10 bytes)", "call sum(32 bytes)", "call sha256(3 bytes)", "client disconnected");
+    }
+
+    @Test
     void verifyWritesReadsBackComparesAndTheServerSeesTheString() {
         Run r = run("verify", "", "-s", "Hello, RDMA!");
         assertLines(r.client(), "wrote 12 bytes into the server's memory (RDMA WRITE): Hello, RDMA!",

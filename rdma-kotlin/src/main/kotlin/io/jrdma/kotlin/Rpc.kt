@@ -1,0 +1,41 @@
+package io.jrdma.kotlin
+
+import io.jrdma.reactive.RdmaClient
+import io.jrdma.reactive.RdmaServer
+import io.jrdma.reactive.rpc.CallOptions
+import io.jrdma.reactive.rpc.Codec
+import io.jrdma.reactive.rpc.DisposableRpcServer
+import io.jrdma.reactive.rpc.RpcClient
+import io.jrdma.reactive.rpc.RpcHandler
+import io.jrdma.reactive.rpc.RpcRequest
+import io.jrdma.reactive.rpc.RpcServer
+import kotlinx.coroutines.reactor.awaitSingle
+import kotlinx.coroutines.reactor.mono
+
+// The RPC layer of rdma-reactive, as suspend functions. Cancelling a call cancels its Mono: the
+// call's credit and staging memory stay taken until the server's answer (or the connection's
+// end) arrives, as in the reactive API.
+
+/** Connects an RPC client over the RDMA connection this client configures. */
+public suspend fun RdmaClient.rpcConnectAwait(): RpcClient = RpcClient.connect(this).awaitOwned { it.close().subscribe() }
+
+/** Calls [function] with raw bytes; suspends until the response. */
+public suspend fun RpcClient.callAwait(function: String, payload: ByteArray, options: CallOptions? = null): ByteArray =
+    (if (options == null) call(function, payload) else call(function, payload, options)).awaitSingle()
+
+/** Calls [function] with UTF-8 text. */
+public suspend fun RpcClient.callAwait(function: String, text: String): String = call(function, text).awaitSingle()
+
+/** Calls [function] with a typed request and response. */
+public suspend fun <I : Any, O : Any> RpcClient.callAwait(function: String, request: I, input: Codec<I>, output: Codec<O>): O =
+    call(function, request, input, output).awaitSingle()
+
+/** Registers a suspend function: it runs in a coroutine on the server's handler scheduler. */
+public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest) -> ByteArray): RpcServer =
+    register(name, RpcHandler { request -> mono { handler(request) } })
+
+/** Starts an RPC server; suspends until it listens. */
+public suspend fun RpcServer.bindAwait(): DisposableRpcServer = bind().awaitOwned { it.dispose() }
+
+/** Builds an RPC server over [rdma]. */
+public fun RdmaServer.rpc(): RpcServer = RpcServer.create(this)
