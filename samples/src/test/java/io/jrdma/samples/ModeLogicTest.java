@@ -19,9 +19,9 @@ class ModeLogicTest {
     @Test
     void everyDemoModeIsACommandWithTheCommonOptions() {
         CommandLine cli = Rdma.commandLine();
-        assertEquals(List.of("devices", "send", "write", "write-imm", "read", "verify", "echo"),
+        assertEquals(List.of("devices", "send", "write", "write-imm", "read", "verify", "echo", "lambda"),
                 List.copyOf(cli.getSubcommands().keySet()));
-        for (String mode : List.of("send", "write", "write-imm", "read", "verify", "echo")) {
+        for (String mode : List.of("send", "write", "write-imm", "read", "verify", "echo", "lambda")) {
             CommandLine sub = cli.getSubcommands().get(mode);
             for (String option : List.of("--port", "--bind", "--device", "--gid-index", "--size", "--transport", "--keep-serving")) {
                 assertTrue(sub.getCommandSpec().findOption(option) != null, mode + " has " + option);
