@@ -3,10 +3,13 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.MemoryRegion;
 import io.jrdma.ffm.ProtectionDomain;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
+import java.util.function.Predicate;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 
 /**
  * Fixed-size registered buffers carved from one page-aligned memory region: registration (page
@@ -17,29 +20,43 @@ import reactor.core.publisher.MonoSink;
  * held by an in-flight work request keeps the whole region alive.
  */
 public final class BufferPool implements AutoCloseable {
-    private final MemoryRegion region;
+    private final Runnable deregister;
     private final int bufferSize;
     private final RegisteredBuffer[] all;
-    private final ArrayDeque<RegisteredBuffer> free = new ArrayDeque<>();
-    private final ArrayDeque<MonoSink<RegisteredBuffer>> waiters = new ArrayDeque<>();
+    private final ArrayDeque<RegisteredBuffer> free = new ArrayDeque<>();          // guarded by this
+    private final ArrayDeque<HandOff.Waiter<RegisteredBuffer>> waiters = new ArrayDeque<>();  // guarded by this
+    private final List<Runnable> onReleased = new ArrayList<>();                   // guarded by this
     private boolean closing;
     private boolean released;
-    private final java.util.List<Runnable> onReleased = new java.util.ArrayList<>();
+    /** Takes a buffer whose last reference went, before it reaches the free list (a receive queue re-posting it). */
+    private volatile Predicate<RegisteredBuffer> reclaimer;
 
-    private BufferPool(ProtectionDomain pd, int bufferSize, int count, Set<Access> access) {
-        if (bufferSize <= 0 || count <= 0) throw new IllegalArgumentException("buffer size and count must be positive");
-        long aligned = (bufferSize + 63L) & ~63L;  // cache-line aligned slices
-        this.region = pd.allocateRegistered(aligned * count, access);
+    /**
+     * Carves {@code count} buffers out of {@code memory}. The pool logic is plain Java; what makes
+     * the buffers RDMA buffers is the registration behind {@code lkey}/{@code rkey}, undone by
+     * {@code deregister} once the last buffer is back after {@link #close()}.
+     */
+    BufferPool(MemorySegment memory, int lkey, int rkey, int bufferSize, int count, Runnable deregister) {
+        this.deregister = deregister;
         this.bufferSize = bufferSize;
         this.all = new RegisteredBuffer[count];
+        long stride = stride(bufferSize);
         for (int i = 0; i < count; i++) {
-            all[i] = new RegisteredBuffer(this, region.segment().asSlice(i * aligned, bufferSize), region.lkey(), region.rkey());
+            all[i] = new RegisteredBuffer(this, i, memory.asSlice(i * stride, bufferSize), lkey, rkey);
             free.add(all[i]);
         }
     }
 
+    /** Registers one region for {@code count} buffers of {@code bufferSize} bytes with exactly {@code access}. */
     public static BufferPool create(ProtectionDomain pd, int bufferSize, int count, Set<Access> access) {
-        return new BufferPool(pd, bufferSize, count, access);
+        if (bufferSize <= 0 || count <= 0) throw new IllegalArgumentException("buffer size and count must be positive");
+        MemoryRegion region = pd.allocateRegistered(stride(bufferSize) * count, access);
+        return new BufferPool(region.segment(), region.lkey(), region.rkey(), bufferSize, count, region::close);
+    }
+
+    /** Cache-line aligned slices: two buffers never share a line the NIC and a CPU both write. */
+    static long stride(int bufferSize) {
+        return (bufferSize + 63L) & ~63L;
     }
 
     public int bufferSize() {
@@ -54,6 +71,15 @@ public final class BufferPool implements AutoCloseable {
         return free.size();
     }
 
+    /** The pool's buffer number {@code index}, whoever holds it. */
+    RegisteredBuffer buffer(int index) {
+        return all[index];
+    }
+
+    void reclaimWith(Predicate<RegisteredBuffer> reclaimer) {
+        this.reclaimer = reclaimer;
+    }
+
     /** A buffer now, or null when all are in use. */
     public synchronized RegisteredBuffer tryAcquire() {
         if (closing) throw new IllegalStateException("buffer pool closed");
@@ -62,53 +88,72 @@ public final class BufferPool implements AutoCloseable {
         return b;
     }
 
-    /** A buffer, waiting (without blocking a thread) for one to come back when all are in use. */
+    /**
+     * A buffer, waiting (without blocking a thread) for one to come back when all are in use. A
+     * subscriber that cancels never receives one, and a buffer coming back as it cancels goes to
+     * the next waiter or the free list, never astray.
+     */
     public Mono<RegisteredBuffer> acquire() {
-        return Mono.create(sink -> {
-            RegisteredBuffer b;
+        return HandOff.create(this::awaitBuffer, w -> {
             synchronized (this) {
-                if (closing) {
-                    sink.error(new IllegalStateException("buffer pool closed"));
-                    return;
-                }
-                b = free.poll();
-                if (b == null) {
-                    waiters.add(sink);
-                    sink.onCancel(() -> {
-                        synchronized (this) {
-                            waiters.remove(sink);
-                        }
-                    });
-                    return;
-                }
-                b.acquired();
+                waiters.remove(w);
             }
-            sink.success(b);
         });
     }
 
-    void recycle(RegisteredBuffer b) {
-        MonoSink<RegisteredBuffer> waiter;
-        boolean release = false;
+    private void awaitBuffer(HandOff.Waiter<RegisteredBuffer> w) {
+        RegisteredBuffer b;
         synchronized (this) {
-            waiter = closing ? null : waiters.poll();
-            if (waiter != null) {
-                b.acquired();
+            if (closing) {
+                b = null;
             } else {
-                free.add(b);
-                release = closing && free.size() == all.length && !released;
-                if (release) released = true;
+                b = free.poll();
+                if (b == null) {
+                    waiters.add(w);
+                    return;
+                }
+                b.acquired();
             }
         }
-        if (waiter != null) waiter.success(b);
-        if (release) releaseRegion();
+        if (b == null) w.fail(new IllegalStateException("buffer pool closed"));
+        else if (!w.offer(b)) b.release();
+    }
+
+    /** The last reference to {@code b} went: a reclaimer, a waiter or the free list gets it. */
+    void recycle(RegisteredBuffer b) {
+        Predicate<RegisteredBuffer> r = reclaimer;
+        if (r != null) {
+            b.acquired();
+            if (r.test(b)) return;
+            b.returned();
+        }
+        while (true) {
+            HandOff.Waiter<RegisteredBuffer> waiter;
+            boolean release = false;
+            synchronized (this) {
+                waiter = closing ? null : waiters.poll();
+                if (waiter != null) {
+                    b.acquired();
+                } else {
+                    free.add(b);
+                    release = closing && free.size() == all.length && !released;
+                    if (release) released = true;
+                }
+            }
+            if (waiter == null) {
+                if (release) releaseRegion();
+                return;
+            }
+            if (waiter.offer(b)) return;
+            b.returned();  // that waiter cancelled as the buffer came: try the next
+        }
     }
 
     private void releaseRegion() {
-        region.close();
-        java.util.List<Runnable> callbacks;
+        deregister.run();
+        List<Runnable> callbacks;
         synchronized (this) {
-            callbacks = java.util.List.copyOf(onReleased);
+            callbacks = List.copyOf(onReleased);
             onReleased.clear();
         }
         callbacks.forEach(Runnable::run);
@@ -134,20 +179,16 @@ public final class BufferPool implements AutoCloseable {
     @Override
     public void close() {
         boolean release;
-        ArrayDeque<MonoSink<RegisteredBuffer>> orphans;
+        List<HandOff.Waiter<RegisteredBuffer>> orphans;
         synchronized (this) {
             if (closing) return;
             closing = true;
-            orphans = new ArrayDeque<>(waiters);
+            orphans = List.copyOf(waiters);
             waiters.clear();
             release = free.size() == all.length;
             if (release) released = true;
         }
-        orphans.forEach(w -> w.error(new ConnectionException.Closed("buffer pool closed")));
+        orphans.forEach(w -> w.fail(new ConnectionException.Closed("buffer pool closed")));
         if (release) releaseRegion();
-    }
-
-    MemoryRegion region() {
-        return region;
     }
 }

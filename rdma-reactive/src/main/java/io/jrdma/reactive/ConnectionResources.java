@@ -51,7 +51,7 @@ final class ConnectionResources {
         int cqe = config.sendQueueDepth() + config.receiveQueueDepth();
         this.cq = track(created, context.createCompletionQueue(cqe, channel, 0));
         QueuePairInit init = QueuePairInit.of(QpType.RC, cq, cq)
-                .sendQueue(config.sendQueueDepth(), 1)
+                .sendQueue(config.sendQueueDepth(), config.maxScatterGather())
                 .receiveQueue(config.receiveQueueDepth(), 1)
                 .maxInlineData(config.maxInlineData());
         this.qp = track(created, createQp.apply(pd, init));

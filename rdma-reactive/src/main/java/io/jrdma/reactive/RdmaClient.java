@@ -59,34 +59,62 @@ public final class RdmaClient {
 
     /** Send WRs in flight and receives kept posted. */
     public RdmaClient queueDepth(int send, int receive) {
-        return with(config.with(send, receive, config.bufferSize(), Math.max(config.bufferCount(), send)));
+        return with(config.with(d -> {
+            d.sendQueueDepth = send;
+            d.receiveQueueDepth = receive;
+            d.bufferCount = Math.max(d.bufferCount, send);
+        }));
     }
 
     /** Size and number of pooled buffers (the largest message is one buffer). */
     public RdmaClient buffers(int size, int count) {
-        return with(config.with(config.sendQueueDepth(), config.receiveQueueDepth(), size, count));
+        return with(config.with(d -> {
+            d.bufferSize = size;
+            d.bufferCount = count;
+        }));
+    }
+
+    /** How many scatter-gather elements one operation may list (default 4). */
+    public RdmaClient maxScatterGather(int elements) {
+        return with(config.with(d -> d.maxScatterGather = elements));
     }
 
     public RdmaClient pollingMode(PollingMode mode) {
-        return with(config.with(mode));
+        return with(config.with(d -> d.pollingMode = Objects.requireNonNull(mode)));
     }
 
     /** Exposes {@code bytes} of registered memory to the server with exactly {@code access}. */
     public RdmaClient exposeBuffer(long bytes, Access first, Access... rest) {
-        return with(config.withExposed(bytes, EnumSet.of(first, rest)));
+        return with(config.with(d -> {
+            d.exposedBufferSize = bytes;
+            d.exposedAccess = EnumSet.of(first, rest);
+        }));
     }
 
     public RdmaClient connectTimeout(Duration timeout) {
-        return with(config.withConnectTimeout(timeout));
+        return with(config.with(d -> d.connectTimeout = timeout));
+    }
+
+    /** The limit for each operation from subscription to completion (default 30 s): see {@link OperationTimeoutException}. */
+    public RdmaClient operationTimeout(Duration timeout) {
+        return with(config.with(d -> d.operationTimeout = timeout));
     }
 
     /** For the TCP path: the device and port to use instead of the one owning the local address. */
     public RdmaClient device(String name, int port) {
-        return with(config.withDevice(name, port));
+        return with(config.with(d -> {
+            d.device = name;
+            d.port = port;
+        }));
+    }
+
+    /** For the TCP path: the GID index to address the peer from, instead of the RoCE v2 GID of the local address. */
+    public RdmaClient gidIndex(int index) {
+        return with(config.with(d -> d.gidIndex = index));
     }
 
     public RdmaClient maxInlineData(int bytes) {
-        return with(config.withMaxInline(bytes));
+        return with(config.with(d -> d.maxInlineData = bytes));
     }
 
     public RdmaClient resources(RdmaResources resources) {
@@ -103,26 +131,21 @@ public final class RdmaClient {
 
     /**
      * Connects when subscribed. Setup blocks in native calls, so it runs on a bounded-elastic
-     * thread, within {@code connectTimeout}; a cancelled subscription closes the connection if
-     * setup finishes anyway.
+     * thread, within {@code connectTimeout}; a subscriber that cancels meanwhile never gets the
+     * connection, which is closed as soon as setup finishes.
      */
     public Mono<RdmaConnection> connect() {
-        return Mono.<RdmaConnection>create(sink -> {
-            java.util.concurrent.atomic.AtomicBoolean cancelled = new java.util.concurrent.atomic.AtomicBoolean();
-            sink.onCancel(() -> cancelled.set(true));
-            Schedulers.boundedElastic().schedule(() -> {
-                try {
-                    InetSocketAddress remote = new InetSocketAddress(host, port);
-                    InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(localAddress, 0);
-                    RdmaConnection c = transport == Transport.RDMA_CM
-                            ? CmConnector.connect(config, resources, local, remote)
-                            : TcpConnector.connect(config, resources, local, remote);
-                    if (cancelled.get()) c.close().subscribe();
-                    else sink.success(c);
-                } catch (Throwable t) {
-                    sink.error(t);
-                }
-            });
-        });
+        return HandOff.<RdmaConnection>create(waiter -> Schedulers.boundedElastic().schedule(() -> {
+            try {
+                InetSocketAddress remote = new InetSocketAddress(host, port);
+                InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(localAddress, 0);
+                RdmaConnection c = transport == Transport.RDMA_CM
+                        ? CmConnector.connect(config, resources, local, remote)
+                        : TcpConnector.connect(config, resources, local, remote);
+                if (!waiter.offer(c)) c.close().subscribe();
+            } catch (Throwable t) {
+                waiter.fail(t);
+            }
+        }), waiter -> { });
     }
 }

@@ -14,18 +14,19 @@ import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
-import java.util.Iterator;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * A connected RC queue pair with its completion queue, poller, buffer pools and exposed memory.
@@ -64,24 +65,17 @@ public final class RdmaConnection {
     private volatile RemoteBuffer remoteBuffer;
     private final String description;
 
-    // send side: credits are free slots; drain() is the only poster (wip-serialised)
+    // send side: drain() in the send queue is the only poster, so the one WR needs no lock
     private final SendWorkRequest wr;
-    // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
-    private final AtomicReferenceArray<Op> inFlight;
-    private final int[] freeSlots;
-    private int freeTop;  // guarded by freeSlots
-    private final Queue<Op> waitingForCredit = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger drainWip = new AtomicInteger();
-    private volatile boolean cancelledWhileWaiting;
-    private final AtomicInteger sendsInFlight = new AtomicInteger();
+    private final SendQueue sendQueue;
+    private final Scheduler timer;
 
-    // receive side
+    // receive side: receive buffer i is always posted as receive slot i
     private final ReceiveWorkRequest recvWr;
-    private final RegisteredBuffer[] recvBuffers;
     private final boolean[] recvPosted;  // guarded by recvWr
     private final AtomicInteger receivesPosted = new AtomicInteger();
-    private final ArrayDeque<ReceivedMessage> inbox = new ArrayDeque<>();         // guarded by inbox
-    private final ArrayDeque<MonoSink<ReceivedMessage>> receivers = new ArrayDeque<>(); // guarded by inbox
+    private final ArrayDeque<ReceivedMessage> inbox = new ArrayDeque<>();                          // guarded by inbox
+    private final ArrayDeque<HandOff.Waiter<ReceivedMessage>> receivers = new ArrayDeque<>();     // guarded by inbox
 
     // completions() subscriber and its outstanding demand
     private volatile FluxSink<WorkCompletion> completionSink;
@@ -89,6 +83,11 @@ public final class RdmaConnection {
 
     private final Thread poller;
     private volatile boolean closing;
+    /**
+     * Set once the closer has moved the QP to ERR. Until then the poller must not finish, even with
+     * nothing outstanding: finishing destroys the QP, and the closer may be inside ibv_modify_qp.
+     */
+    private volatile boolean disconnected;
     private volatile Throwable closeCause;
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private long closeDeadline;
@@ -98,24 +97,18 @@ public final class RdmaConnection {
         this.config = config;
         this.resources = resources;
         this.description = description;
-        this.wr = SendWorkRequest.allocate(1);
-        this.inFlight = new AtomicReferenceArray<>(config.sendQueueDepth());
-        this.freeSlots = new int[config.sendQueueDepth()];
-        for (int i = 0; i < freeSlots.length; i++) freeSlots[i] = freeSlots.length - 1 - i;
-        this.freeTop = freeSlots.length;
+        this.wr = SendWorkRequest.allocate(config.maxScatterGather());
+        this.timer = Schedulers.parallel();
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), this::postSend, timer, config.operationTimeout(), description);
         this.recvWr = ReceiveWorkRequest.allocate(1);
-        this.recvBuffers = new RegisteredBuffer[config.receiveQueueDepth()];
         this.recvPosted = new boolean[config.receiveQueueDepth()];
+        res.receivePool.reclaimWith(this::repostReceive);
         this.poller = resources.newThread("poller", this::pollLoop);
     }
 
     /** Posts every receive buffer; called before the connection is established so the peer never sees RNR. */
     void postInitialReceives() {
-        for (int slot = 0; slot < recvBuffers.length; slot++) {
-            RegisteredBuffer b = res.receivePool.tryAcquire();
-            recvBuffers[slot] = b;
-            postReceive(slot, b);
-        }
+        for (int i = 0; i < res.receivePool.capacity(); i++) postReceive(res.receivePool.tryAcquire());
     }
 
     /** The peer's exposed memory, learned from its connection descriptor. */
@@ -137,7 +130,12 @@ public final class RdmaConnection {
 
     /** SENDs {@code length} bytes of {@code buffer} into the peer's next posted receive. */
     public Mono<WorkCompletion> send(RegisteredBuffer buffer, int offset, int length) {
-        return post(Op.local(SendOpcode.SEND, buffer, offset, length));
+        return post(SendOpcode.SEND, ScatterGatherElement.of(buffer, offset, length));
+    }
+
+    /** SENDs the gather list's bytes, in order, as one message. */
+    public Mono<WorkCompletion> send(List<ScatterGatherElement> gather) {
+        return post(SendOpcode.SEND, gather);
     }
 
     /** SENDs a copy of {@code bytes} (through a pooled buffer). */
@@ -151,12 +149,23 @@ public final class RdmaConnection {
 
     /** SEND_WITH_IMM: the receiver's completion carries {@code immediate} besides the bytes. */
     public Mono<WorkCompletion> sendWithImmediate(RegisteredBuffer buffer, int offset, int length, int immediate) {
-        return post(Op.local(SendOpcode.SEND_WITH_IMM, buffer, offset, length).immediate(immediate));
+        return post(new SendQueue.Op(SendOpcode.SEND_WITH_IMM, ScatterGatherElement.of(buffer, offset, length)).immediate(immediate));
+    }
+
+    /** SEND_WITH_IMM of a gather list (an empty list sends only the immediate). */
+    public Mono<WorkCompletion> sendWithImmediate(List<ScatterGatherElement> gather, int immediate) {
+        return post(SendOpcode.SEND_WITH_IMM, gather, op -> op.immediate(immediate));
     }
 
     /** RDMA WRITE of {@code length} bytes of {@code source} into {@code target} at {@code targetOffset}. */
     public Mono<WorkCompletion> write(RegisteredBuffer source, int sourceOffset, int length, RemoteBuffer target, long targetOffset) {
-        return post(Op.local(SendOpcode.RDMA_WRITE, source, sourceOffset, length).remote(target, targetOffset, length));
+        return post(new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(source, sourceOffset, length))
+                .remote(target, targetOffset));
+    }
+
+    /** RDMA WRITE of the gather list's bytes, in order, to one contiguous range of {@code target}. */
+    public Mono<WorkCompletion> write(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset) {
+        return post(SendOpcode.RDMA_WRITE, gather, op -> op.remote(target, targetOffset));
     }
 
     public Mono<WorkCompletion> write(byte[] bytes, RemoteBuffer target, long targetOffset) {
@@ -169,8 +178,14 @@ public final class RdmaConnection {
      */
     public Mono<WorkCompletion> writeWithImmediate(RegisteredBuffer source, int sourceOffset, int length, RemoteBuffer target,
                                                    long targetOffset, int immediate) {
-        return post(Op.local(SendOpcode.RDMA_WRITE_WITH_IMM, source, sourceOffset, length)
-                .remote(target, targetOffset, length).immediate(immediate));
+        return post(new SendQueue.Op(SendOpcode.RDMA_WRITE_WITH_IMM, ScatterGatherElement.of(source, sourceOffset, length))
+                .remote(target, targetOffset).immediate(immediate));
+    }
+
+    /** WRITE_WITH_IMM of a gather list (an empty list writes nothing and only notifies). */
+    public Mono<WorkCompletion> writeWithImmediate(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset,
+                                                   int immediate) {
+        return post(SendOpcode.RDMA_WRITE_WITH_IMM, gather, op -> op.remote(target, targetOffset).immediate(immediate));
     }
 
     public Mono<WorkCompletion> writeWithImmediate(byte[] bytes, RemoteBuffer target, long targetOffset, int immediate) {
@@ -179,7 +194,13 @@ public final class RdmaConnection {
 
     /** RDMA READ of {@code length} bytes at {@code sourceOffset} of the peer's memory into {@code destination}. */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, int length, RegisteredBuffer destination, int destinationOffset) {
-        return post(Op.local(SendOpcode.RDMA_READ, destination, destinationOffset, length).remote(source, sourceOffset, length));
+        return post(new SendQueue.Op(SendOpcode.RDMA_READ, ScatterGatherElement.of(destination, destinationOffset, length))
+                .remote(source, sourceOffset));
+    }
+
+    /** RDMA READ of one contiguous range of the peer's memory, scattered in order over {@code scatter}. */
+    public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, List<ScatterGatherElement> scatter) {
+        return post(SendOpcode.RDMA_READ, scatter, op -> op.remote(source, sourceOffset));
     }
 
     /** RDMA READ into a pooled buffer, returned as a byte array. */
@@ -207,33 +228,50 @@ public final class RdmaConnection {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote address"));
         }
         return Mono.usingWhen(pooledBuffer(),
-                b -> post(Op.local(opcode, b, 0, 8).remote(target, offset, 8).atomic(compareAdd, swap))
+                b -> post(new SendQueue.Op(opcode, ScatterGatherElement.of(b, 0, 8)).remote(target, offset).atomic(compareAdd, swap))
                         .map(wc -> b.segment().get(ValueLayout.JAVA_LONG, 0)),
                 b -> Mono.fromRunnable(b::release));
     }
 
-    /** The next received message; release it to re-post its buffer. */
+    /**
+     * The next received message; release it to re-post its buffer. A subscriber that cancels
+     * before the message reaches it leaves the message to the next receiver.
+     */
     public Mono<ReceivedMessage> receive() {
-        return Mono.create(sink -> {
-            ReceivedMessage m;
+        return HandOff.create(this::awaitMessage, w -> {
             synchronized (inbox) {
-                m = inbox.poll();
-                if (m == null) {
-                    if (closing) {
-                        sink.error(closedError());
-                        return;
-                    }
-                    receivers.add(sink);
-                    sink.onCancel(() -> {
-                        synchronized (inbox) {
-                            receivers.remove(sink);
-                        }
-                    });
+                receivers.remove(w);
+            }
+        });
+    }
+
+    private void awaitMessage(HandOff.Waiter<ReceivedMessage> w) {
+        ReceivedMessage m;
+        synchronized (inbox) {
+            m = inbox.poll();
+            if (m == null && !closing) {
+                receivers.add(w);
+                return;
+            }
+        }
+        if (m == null) w.fail(closedError());
+        else if (!w.offer(m)) deliver(m, true);
+    }
+
+    /** Hands a message to the longest waiting receiver, or queues it ({@code first}: back at the head, it was taken from there). */
+    private void deliver(ReceivedMessage m, boolean first) {
+        while (true) {
+            HandOff.Waiter<ReceivedMessage> r;
+            synchronized (inbox) {
+                r = receivers.poll();
+                if (r == null) {
+                    if (first) inbox.addFirst(m);
+                    else inbox.addLast(m);
                     return;
                 }
             }
-            sink.success(m);
-        });
+            if (r.offer(m)) return;
+        }
     }
 
     /** Received messages, one per demand; ends with {@link ConnectionException.Closed} when the connection closes. */
@@ -295,14 +333,17 @@ public final class RdmaConnection {
 
     /** Send credits not in use: free send-queue slots. */
     public int availableSendCredits() {
-        synchronized (freeSlots) {
-            return freeTop;
-        }
+        return sendQueue.availableCredits();
     }
 
     /** Posts waiting for a send credit. */
     public int postsWaitingForCredit() {
-        return waitingForCredit.size();
+        return sendQueue.waiting();
+    }
+
+    /** Receives posted and not yet completed: how many messages the peer may send before it meets RNR. */
+    public int receivesPosted() {
+        return receivesPosted.get();
     }
 
     /** The id of the thread that polls this connection's CQ (for {@code ThreadMXBean} CPU accounting). */
@@ -345,7 +386,7 @@ public final class RdmaConnection {
 
     // ------------------------------------------------------------------------------ posting
 
-    private Mono<WorkCompletion> withPooledCopy(byte[] bytes, java.util.function.Function<RegisteredBuffer, Mono<WorkCompletion>> op) {
+    private Mono<WorkCompletion> withPooledCopy(byte[] bytes, Function<RegisteredBuffer, Mono<WorkCompletion>> op) {
         if (bytes.length > res.sendPool.bufferSize()) {
             return Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + res.sendPool.bufferSize()));
         }
@@ -353,126 +394,69 @@ public final class RdmaConnection {
     }
 
     /**
-     * A send-pool buffer. The pool closes with the connection and then refuses with its own
-     * error; callers get the connection's closure instead, with its cause.
+     * A send-pool buffer, within the operation timeout. The pool closes with the connection and
+     * then refuses with its own error; callers get the connection's closure instead, with its cause.
      */
     private Mono<RegisteredBuffer> pooledBuffer() {
-        return res.sendPool.acquire().onErrorMap(e -> closing, e -> closedError());
+        return res.sendPool.acquire()
+                .timeout(config.operationTimeout(), Mono.error(() -> OperationTimeoutException.noPooledBuffer(config.operationTimeout(), description)), timer)
+                .onErrorMap(e -> closing, e -> closedError());
     }
 
-    private Mono<WorkCompletion> post(Op op) {
-        return Mono.create(sink -> {
-            if (op.remote != null) {
-                try {
-                    op.remote.check(op.remoteOffset, op.remoteLength);
-                } catch (RemoteRangeException e) {
-                    sink.error(e);
-                    return;
-                }
-            }
-            if (op.local != null && (op.localOffset < 0 || op.length < 0 || op.localOffset + op.length > op.local.capacity())) {
-                sink.error(new IndexOutOfBoundsException("[" + op.localOffset + ", " + (op.localOffset + op.length)
-                        + ") outside the local buffer of " + op.local.capacity() + " bytes"));
-                return;
-            }
-            if (closing) {
-                sink.error(closedError());
-                return;
-            }
-            op.local.retain();  // held by the WR until its completion, whatever the subscriber does
-            op.sink = sink;
-            sink.onCancel(() -> {
-                op.cancelled = true;
-                // a waiting op may sit behind thousands of others: purge it now, or its buffer
-                // reference lives until the queue drains down to it
-                cancelledWhileWaiting = true;
-                drain();
-            });
-            waitingForCredit.add(op);
-            drain();
-        });
+    private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges, UnaryOperator<SendQueue.Op> details) {
+        return Mono.defer(() -> post(details.apply(new SendQueue.Op(opcode, sges.toArray(ScatterGatherElement[]::new)))));
     }
 
-    /**
-     * Posts waiting ops while credits last. Only one thread drains at a time, so the WR needs no
-     * lock and only the drainer removes ops from the queue.
-     */
-    private void drain() {
-        if (drainWip.getAndIncrement() != 0) return;
-        int missed = 1;
-        do {
-            if (cancelledWhileWaiting) {
-                cancelledWhileWaiting = false;
-                for (Iterator<Op> it = waitingForCredit.iterator(); it.hasNext(); ) {
-                    Op op = it.next();
-                    if (op.cancelled) {
-                        it.remove();
-                        op.local.release();  // never posted: the buffer was never the NIC's
-                    }
-                }
-            }
-            Op op;
-            while ((op = waitingForCredit.peek()) != null) {
-                if (closing) {
-                    waitingForCredit.poll();
-                    op.local.release();
-                    op.fail(closedError());
-                    continue;
-                }
-                if (op.cancelled) {
-                    waitingForCredit.poll();
-                    op.local.release();  // never posted: the buffer was never the NIC's
-                    continue;
-                }
-                int slot = takeSlot();
-                if (slot < 0) break;
-                waitingForCredit.poll();
-                postNow(op, slot);
-            }
-            missed = drainWip.addAndGet(-missed);
-        } while (missed != 0);
+    private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges) {
+        return post(opcode, sges, UnaryOperator.identity());
     }
 
-    private void postNow(Op op, int slot) {
-        inFlight.set(slot, op);  // before the post: the completion can beat the return
-        sendsInFlight.incrementAndGet();
-        wr.reset().wrId(slot).opcode(op.opcode)
-                .sge(0, op.local.address() + op.localOffset, op.length, op.local.lkey());
-        int flags = SendFlags.SIGNALED;
-        if (op.length <= res.maxInline && (op.opcode == SendOpcode.SEND || op.opcode == SendOpcode.RDMA_WRITE)) {
-            flags |= SendFlags.INLINE;
+    private Mono<WorkCompletion> post(SendOpcode opcode, ScatterGatherElement sge) {
+        return post(new SendQueue.Op(opcode, sge));
+    }
+
+    /** Checks what can be checked before the NIC sees it, then queues the operation for a credit. */
+    private Mono<WorkCompletion> post(SendQueue.Op op) {
+        if (op.sges.length > config.maxScatterGather()) {
+            return Mono.error(new IllegalArgumentException(op.sges.length + " scatter-gather elements exceed maxScatterGather "
+                    + config.maxScatterGather()));
         }
+        if (op.sges.length == 0 && op.opcode != SendOpcode.SEND && op.opcode != SendOpcode.SEND_WITH_IMM
+                && op.opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
+            return Mono.error(new IllegalArgumentException(op.opcode + " needs at least one scatter-gather element"));
+        }
+        if (op.remote != null) {
+            try {
+                op.remote.check(op.remoteOffset, op.length);
+            } catch (RemoteRangeException e) {
+                return Mono.error(e);
+            }
+        }
+        return sendQueue.submit(op);
+    }
+
+    /** The send queue's poster: one operation as the connection's single reusable WR. */
+    private void postSend(SendQueue.Op op, int slot) {
+        wr.reset().wrId(slot).opcode(op.opcode);
+        for (int i = 0; i < op.sges.length; i++) {
+            ScatterGatherElement s = op.sges[i];
+            wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+        }
+        int flags = SendFlags.SIGNALED;
+        if (op.length <= res.maxInline && op.opcode != SendOpcode.RDMA_READ && !op.isAtomic()) flags |= SendFlags.INLINE;
         wr.flags(flags);
         if (op.hasImmediate) wr.immediate(op.immediate);
-        if (op.opcode == SendOpcode.ATOMIC_CMP_AND_SWP || op.opcode == SendOpcode.ATOMIC_FETCH_AND_ADD) {
+        if (op.isAtomic()) {
             wr.atomic(op.remote.address() + op.remoteOffset, op.remote.rkey(), op.compareAdd, op.swap);
         } else if (op.remote != null) {
             wr.rdma(op.remote.address() + op.remoteOffset, op.remote.rkey());
         }
-        try {
-            res.qp.postSend(wr);
-        } catch (RuntimeException e) {
-            inFlight.set(slot, null);
-            sendsInFlight.decrementAndGet();
-            returnSlot(slot);
-            op.local.release();
-            op.fail(closing ? closedError() : e);  // a QP torn down under the post is the closure, not a verbs fault
-        }
+        res.qp.postSend(wr);
     }
 
-    private int takeSlot() {
-        synchronized (freeSlots) {
-            return freeTop == 0 ? -1 : freeSlots[--freeTop];
-        }
-    }
-
-    private void returnSlot(int slot) {
-        synchronized (freeSlots) {
-            freeSlots[freeTop++] = slot;
-        }
-    }
-
-    private void postReceive(int slot, RegisteredBuffer buffer) {
+    /** Posts receive buffer {@code b} as receive slot {@code b.index()}; the receive queue holds its reference. */
+    private void postReceive(RegisteredBuffer buffer) {
+        int slot = buffer.index();
         synchronized (recvWr) {
             recvWr.reset().wrId(RECV_BIT | slot).sge(0, buffer.address(), buffer.capacity(), buffer.lkey());
             recvPosted[slot] = true;
@@ -487,20 +471,22 @@ public final class RdmaConnection {
         }
     }
 
-    /** A consumer is done with a received buffer: post it again, or free it once closing. */
-    void repostReceive(int slot, RegisteredBuffer buffer) {
+    /**
+     * The receive pool's reclaimer: a receive buffer's last reference went (its message was
+     * released and nothing posted from it is in flight), so it is posted again, unless the
+     * connection is closing, when it goes back to the pool to be freed.
+     */
+    private boolean repostReceive(RegisteredBuffer buffer) {
         synchronized (recvWr) {
-            if (!closing) {
-                try {
-                    postReceive(slot, buffer);
-                    return;
-                } catch (RuntimeException e) {
-                    beginClose(e);
-                }
+            if (closing) return false;
+            try {
+                postReceive(buffer);
+                return true;
+            } catch (RuntimeException e) {
+                beginClose(e);
+                return false;
             }
-            recvBuffers[slot] = null;
         }
-        buffer.release();
     }
 
     // ------------------------------------------------------------------------------ polling
@@ -528,8 +514,8 @@ public final class RdmaConnection {
                     idle = 0;
                     continue;
                 }
-                if (closing) {
-                    if (sendsInFlight.get() == 0 && receivesPosted.get() == 0) break;
+                if (disconnected) {
+                    if (sendQueue.inFlight() == 0 && receivesPosted.get() == 0) break;
                     if (System.nanoTime() - closeDeadline > 0) break;
                 }
                 switch (config.pollingMode()) {
@@ -574,51 +560,22 @@ public final class RdmaConnection {
     }
 
     private void onSendCompletion(int slot, WorkCompletion wc) {
-        Op op = inFlight.getAndSet(slot, null);
-        sendsInFlight.decrementAndGet();
-        returnSlot(slot);
-        if (op != null) {
-            op.local.release();  // the NIC is done with it: now the pool may have it back
-            if (wc.isSuccess()) op.succeed(wc);
-            else {
-                RdmaOperationException e = RdmaOperationException.of(wc, opcodeOf(op.opcode));
-                if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && closeCause != null) e.initCause(closeCause);
-                op.fail(e);
-                if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(e);  // an RC error puts the QP in ERR
-            }
-        }
-        drain();
+        RdmaOperationException error = sendQueue.complete(slot, wc);
+        if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
     }
 
     private void onReceiveCompletion(int slot, WorkCompletion wc) {
-        RegisteredBuffer buffer;
+        RegisteredBuffer buffer = res.receivePool.buffer(slot);
         synchronized (recvWr) {
             recvPosted[slot] = false;
             receivesPosted.decrementAndGet();
-            buffer = recvBuffers[slot];
         }
         if (!wc.isSuccess()) {
             if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
-            repostReceive(slot, buffer);  // frees it when closing
+            buffer.release();  // re-posted, or freed when closing
             return;
         }
-        ReceivedMessage m = new ReceivedMessage(this, buffer, slot, wc.byteLength(), wc.hasImmediate(), wc.immediate());
-        MonoSink<ReceivedMessage> receiver;
-        synchronized (inbox) {
-            receiver = receivers.poll();
-            if (receiver == null) inbox.add(m);
-        }
-        if (receiver != null) receiver.success(m);
-    }
-
-    private static WcOpcode opcodeOf(SendOpcode op) {
-        return switch (op) {
-            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
-            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
-            case RDMA_READ -> WcOpcode.RDMA_READ;
-            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
-            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
-        };
+        deliver(new ReceivedMessage(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate()), false);
     }
 
     // ------------------------------------------------------------------------------ closing
@@ -640,17 +597,22 @@ public final class RdmaConnection {
             closeDeadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
             closing = true;
         }
+        sendQueue.close(this::closedError, cause);  // nothing is posted from now on
         try {
             res.disconnect();  // QP → ERR: every posted WR completes with a flush error
         } catch (RuntimeException ignored) {
             // already in error or disconnected; the drain deadline still bounds the wait
         }
-        drain();  // fails the posts that were waiting for credit
+        disconnected = true;
+        LockSupport.unpark(poller);
+        // user code runs in these signals: only after the poller may finish without us
+        sendQueue.drain();  // fails the posts that were waiting for credit
+        List<HandOff.Waiter<ReceivedMessage>> waiting;
         synchronized (inbox) {
-            for (MonoSink<ReceivedMessage> r : receivers) r.error(closedError());
+            waiting = List.copyOf(receivers);
             receivers.clear();
         }
-        LockSupport.unpark(poller);
+        waiting.forEach(r -> r.fail(closedError()));
         if (!poller.isAlive() && Thread.currentThread() != poller) finish();
     }
 
@@ -659,95 +621,38 @@ public final class RdmaConnection {
     private void finish() {
         if (finished.getAndIncrement() != 0) return;
         if (!closing) beginClose(new ConnectionException.Closed(description + ": poller stopped"));
-        // A drain that saw "not closing" may be inside ibv_post_send on another thread: destroying
-        // the QP under it would be a use after free. Drains that start from now on see closing
-        // and post nothing.
-        while (drainWip.get() != 0) Thread.onSpinWait();
+        // The poller may have died while another thread is still disconnecting: let it finish.
+        long deadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+        while (!disconnected && System.nanoTime() - deadline < 0) LockSupport.parkNanos(100_000);
+        // A drain that saw the queue open may be inside ibv_post_send on another thread: destroying
+        // the QP under it would be a use after free. Drains that start from now on post nothing.
+        sendQueue.awaitNoPoster();
         // Destroying the QP first guarantees the NIC touches no memory any more; only then are
         // buffers of WRs whose completions never came released.
         res.destroyQueuePair();
-        for (int slot = 0; slot < inFlight.length(); slot++) {
-            Op op = inFlight.getAndSet(slot, null);
-            if (op != null) {
-                op.local.release();
-                op.fail(closedError());
-            }
-        }
+        sendQueue.failInFlight(closedError());
         ArrayDeque<ReceivedMessage> unread;
         synchronized (inbox) {
             unread = new ArrayDeque<>(inbox);
             inbox.clear();
         }
         unread.forEach(ReceivedMessage::release);
+        List<RegisteredBuffer> stillPosted = new ArrayList<>();
         synchronized (recvWr) {
-            for (int slot = 0; slot < recvBuffers.length; slot++) {
+            for (int slot = 0; slot < recvPosted.length; slot++) {
                 if (recvPosted[slot]) {
                     // still posted when the drain deadline passed: the QP is destroyed, the buffer is free
                     recvPosted[slot] = false;
                     receivesPosted.decrementAndGet();
-                    recvBuffers[slot].release();
-                    recvBuffers[slot] = null;
+                    stillPosted.add(res.receivePool.buffer(slot));
                 }
             }
         }
+        stillPosted.forEach(RegisteredBuffer::release);
         FluxSink<WorkCompletion> sink = completionSink;
         if (sink != null) sink.complete();
         res.close();
         resources.unregister(this);
         closed.tryEmitEmpty();
-    }
-
-    /** One send-queue operation, from subscription to completion. */
-    static final class Op {
-        final SendOpcode opcode;
-        final RegisteredBuffer local;
-        final int localOffset;
-        final int length;
-        RemoteBuffer remote;
-        long remoteOffset;
-        long remoteLength;
-        boolean hasImmediate;
-        int immediate;
-        long compareAdd, swap;
-        MonoSink<WorkCompletion> sink;
-        volatile boolean cancelled;
-
-        private Op(SendOpcode opcode, RegisteredBuffer local, int localOffset, int length) {
-            this.opcode = opcode;
-            this.local = local;
-            this.localOffset = localOffset;
-            this.length = length;
-        }
-
-        static Op local(SendOpcode opcode, RegisteredBuffer local, int offset, int length) {
-            return new Op(opcode, local, offset, length);
-        }
-
-        Op remote(RemoteBuffer target, long offset, long length) {
-            this.remote = target;
-            this.remoteOffset = offset;
-            this.remoteLength = length;
-            return this;
-        }
-
-        Op immediate(int value) {
-            this.hasImmediate = true;
-            this.immediate = value;
-            return this;
-        }
-
-        Op atomic(long compareAdd, long swap) {
-            this.compareAdd = compareAdd;
-            this.swap = swap;
-            return this;
-        }
-
-        void succeed(WorkCompletion wc) {
-            if (!cancelled) sink.success(wc);
-        }
-
-        void fail(Throwable e) {
-            if (!cancelled && sink != null) sink.error(e);
-        }
     }
 }

@@ -63,27 +63,56 @@ public final class RdmaServer {
     }
 
     public RdmaServer queueDepth(int send, int receive) {
-        return with(config.with(send, receive, config.bufferSize(), Math.max(config.bufferCount(), send)));
+        return with(config.with(d -> {
+            d.sendQueueDepth = send;
+            d.receiveQueueDepth = receive;
+            d.bufferCount = Math.max(d.bufferCount, send);
+        }));
     }
 
     public RdmaServer buffers(int size, int count) {
-        return with(config.with(config.sendQueueDepth(), config.receiveQueueDepth(), size, count));
+        return with(config.with(d -> {
+            d.bufferSize = size;
+            d.bufferCount = count;
+        }));
+    }
+
+    public RdmaServer maxScatterGather(int elements) {
+        return with(config.with(d -> d.maxScatterGather = elements));
     }
 
     public RdmaServer pollingMode(PollingMode mode) {
-        return with(config.with(mode));
+        return with(config.with(d -> d.pollingMode = Objects.requireNonNull(mode)));
     }
 
     public RdmaServer exposeBuffer(long bytes, Access first, Access... rest) {
-        return with(config.withExposed(bytes, EnumSet.of(first, rest)));
+        return with(config.with(d -> {
+            d.exposedBufferSize = bytes;
+            d.exposedAccess = EnumSet.of(first, rest);
+        }));
     }
 
     public RdmaServer connectTimeout(Duration timeout) {
-        return with(config.withConnectTimeout(timeout));
+        return with(config.with(d -> d.connectTimeout = timeout));
+    }
+
+    public RdmaServer operationTimeout(Duration timeout) {
+        return with(config.with(d -> d.operationTimeout = timeout));
     }
 
     public RdmaServer device(String name, int port) {
-        return with(config.withDevice(name, port));
+        return with(config.with(d -> {
+            d.device = name;
+            d.port = port;
+        }));
+    }
+
+    public RdmaServer gidIndex(int index) {
+        return with(config.with(d -> d.gidIndex = index));
+    }
+
+    public RdmaServer maxInlineData(int bytes) {
+        return with(config.with(d -> d.maxInlineData = bytes));
     }
 
     public RdmaServer resources(RdmaResources resources) {

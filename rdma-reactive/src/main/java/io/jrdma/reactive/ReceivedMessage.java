@@ -1,26 +1,24 @@
 package io.jrdma.reactive;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A message that arrived in one of the connection's posted receive buffers (a SEND, or the
  * notification of a WRITE_WITH_IMM, which carries no bytes). The buffer goes back to the receive
- * queue on {@link #release()}: until then the peer has one credit less, which is how a slow
+ * queue once it is {@linkplain #release() released} and no operation posted from it (an echo's
+ * SEND, say) is still in flight: until then the peer has one credit less, which is how a slow
  * consumer pushes back on a fast sender.
  */
 public final class ReceivedMessage {
-    private final RdmaConnection connection;
     private final RegisteredBuffer buffer;
-    private final int slot;
     private final int length;
     private final boolean hasImmediate;
     private final int immediate;
-    private boolean released;
+    private final AtomicBoolean released = new AtomicBoolean();
 
-    ReceivedMessage(RdmaConnection connection, RegisteredBuffer buffer, int slot, int length, boolean hasImmediate, int immediate) {
-        this.connection = connection;
+    ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
         this.buffer = buffer;
-        this.slot = slot;
         this.length = length;
         this.hasImmediate = hasImmediate;
         this.immediate = immediate;
@@ -39,7 +37,7 @@ public final class ReceivedMessage {
         return immediate;
     }
 
-    /** The bytes received; valid until {@link #release()}. */
+    /** The bytes received; valid until {@link #release()}. Operations may post from it (zero-copy). */
     public RegisteredBuffer buffer() {
         return buffer;
     }
@@ -52,11 +50,12 @@ public final class ReceivedMessage {
         return new String(bytes(), StandardCharsets.UTF_8);
     }
 
-    /** Hands the buffer back to the receive queue (posts it again). Idempotent. */
-    public synchronized void release() {
-        if (released) return;
-        released = true;
-        connection.repostReceive(slot, buffer);
+    /**
+     * Gives the buffer back: it is posted again as soon as no operation posted from it is in
+     * flight. Idempotent.
+     */
+    public void release() {
+        if (released.compareAndSet(false, true)) buffer.release();
     }
 
     @Override

@@ -13,13 +13,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class RegisteredBuffer {
     private final BufferPool pool;
+    private final int index;
     private final MemorySegment segment;
     private final int lkey;
     private final int rkey;
     private final AtomicInteger refCnt = new AtomicInteger();
 
-    RegisteredBuffer(BufferPool pool, MemorySegment segment, int lkey, int rkey) {
+    RegisteredBuffer(BufferPool pool, int index, MemorySegment segment, int lkey, int rkey) {
         this.pool = pool;
+        this.index = index;
         this.segment = segment;
         this.lkey = lkey;
         this.rkey = rkey;
@@ -85,8 +87,17 @@ public final class RegisteredBuffer {
         }
     }
 
+    /** This buffer's number in its pool (a receive buffer's is its receive slot). */
+    int index() {
+        return index;
+    }
+
     void acquired() {
         refCnt.set(1);
+    }
+
+    void returned() {
+        refCnt.set(0);
     }
 
     private void checkLive() {

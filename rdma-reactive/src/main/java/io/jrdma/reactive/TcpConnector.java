@@ -81,7 +81,9 @@ final class TcpConnector {
         Context ctx = openDevice(config, localIp);
         Gid gid;
         try {
-            gid = ctx.roceV2Gid(config.port(), localIp);
+            gid = config.gidIndex() < 0 ? ctx.roceV2Gid(config.port(), localIp)
+                    : ctx.queryGid(config.port(), config.gidIndex()).orElseThrow(() -> new io.jrdma.ffm.RdmaException(
+                            "GID index " + config.gidIndex() + " of " + ctx.deviceName() + " port " + config.port() + " is empty"));
         } catch (RuntimeException e) {
             ctx.close();
             throw e;

@@ -34,7 +34,9 @@ class BackpressureTest {
     @Test
     void aSubscriberRequestingOneAtATimePacesThousandsOfWritesThatCompleteInOrder() {
         RdmaServer server = RdmaServer.create().exposeBuffer(WRITES * 8L, Access.REMOTE_WRITE);
-        RdmaClient client = RdmaClient.create().queueDepth(SEND_DEPTH, RECEIVE_DEPTH).buffers(WRITES * 8, SEND_DEPTH);
+        // the last write waits for the subscriber's 2,000th request: longer than the default operation timeout
+        RdmaClient client = RdmaClient.create().queueDepth(SEND_DEPTH, RECEIVE_DEPTH).buffers(WRITES * 8, SEND_DEPTH)
+                .operationTimeout(Duration.ofMinutes(5));
         try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, server, client)) {
             RdmaConnection c = p.client;
             RemoteBuffer remote = c.remoteBuffer();

@@ -156,4 +156,22 @@ class CloseTest {
             }
         }
     }
+
+    /**
+     * With no receive posted and nothing in flight, the poller has nothing to wait for once the
+     * connection is closing; it used to destroy the QP while the closing thread was still in
+     * ibv_modify_qp(ERR), a use after free that killed the JVM (SIGSEGV in libibverbs).
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void closingWithNothingPostedWaitsForItsOwnDisconnectBeforeDestroyingTheQp(Transport transport) {
+        for (int round = 0; round < 8; round++) {
+            try (LabPeers p = LabPeers.withOneServerReceive(transport, 2)) {
+                ReceivedMessage occupying = p.occupyServerReceive();  // the server has no receive posted now
+                StepVerifier.create(p.accepted.close()).expectComplete().verify(TIMEOUT);
+                occupying.release();
+                StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+            }
+        }
+    }
 }

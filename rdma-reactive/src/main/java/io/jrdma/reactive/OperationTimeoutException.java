@@ -1,0 +1,43 @@
+package io.jrdma.reactive;
+
+import io.jrdma.ffm.RdmaException;
+import io.jrdma.ffm.SendOpcode;
+import java.time.Duration;
+
+/**
+ * An operation did not complete within the connection's operation timeout. If it was still
+ * waiting for a send credit it was never posted; if it was posted, the work request stays with
+ * the NIC and keeps its buffers and its credit until its completion (or flush) arrives.
+ */
+public final class OperationTimeoutException extends RdmaException {
+    private final SendOpcode opcode;
+    private final boolean posted;
+
+    private OperationTimeoutException(String message, SendOpcode opcode, boolean posted) {
+        super(message);
+        this.opcode = opcode;
+        this.posted = posted;
+    }
+
+    static OperationTimeoutException of(SendOpcode opcode, boolean posted, Duration timeout, String connection) {
+        return new OperationTimeoutException(opcode + " on " + connection + " did not complete within " + timeout.toMillis() + " ms: "
+                + (posted ? "posted, but no completion came (the peer stopped responding or posting receives);"
+                        + " its buffers stay held until the completion or flush arrives"
+                        : "never posted: no send credit came free (too many operations in flight)"), opcode, posted);
+    }
+
+    static OperationTimeoutException noPooledBuffer(Duration timeout, String connection) {
+        return new OperationTimeoutException("no pooled buffer of " + connection + " came free within " + timeout.toMillis()
+                + " ms: every one is held by an operation in flight or by the application", null, false);
+    }
+
+    /** The operation's opcode, or null if it timed out waiting for a pooled buffer before it had one. */
+    public SendOpcode opcode() {
+        return opcode;
+    }
+
+    /** True when the work request reached the send queue (it may still execute); false when it never did. */
+    public boolean wasPosted() {
+        return posted;
+    }
+}

@@ -1,0 +1,348 @@
+package io.jrdma.reactive;
+
+import io.jrdma.ffm.SendOpcode;
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import java.time.Duration;
+import java.util.Iterator;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Supplier;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * The scheduling half of a send queue: credits (free slots of the QP's send queue), the posts
+ * waiting for one, the table of work requests in flight, and operation timeouts. It holds no
+ * verbs: a {@link Poster} turns an operation into {@code ibv_post_send}, and the poller reports
+ * completions by slot. That split keeps the rules provable without a device:
+ * <ul>
+ * <li>at most {@code depth} operations are posted; the rest wait in FIFO order, without a thread;</li>
+ * <li>an operation's buffers are retained from subscription until its completion is reported (or,
+ *     if it was never posted, until it leaves the queue), whatever its subscriber does;</li>
+ * <li>a cancelled or timed-out operation that was not posted leaves the queue at once and is never
+ *     posted; one that was posted keeps its credit and buffers until its completion;</li>
+ * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed.</li>
+ * </ul>
+ */
+final class SendQueue {
+    /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
+    interface Poster {
+        void post(Op op, int slot);
+    }
+
+    private final Poster poster;
+    private final String connection;
+    private final Scheduler timer;
+    private final Duration timeout;
+    // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
+    private final AtomicReferenceArray<Op> inFlight;
+    private final int[] freeSlots;
+    private int freeTop;  // guarded by freeSlots
+    private final Queue<Op> waiting = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger drainWip = new AtomicInteger();
+    private final AtomicInteger posted = new AtomicInteger();
+    private volatile boolean purge;
+    private volatile Supplier<? extends Throwable> closed;
+    private volatile Throwable closeCause;
+
+    SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
+        this.poster = poster;
+        this.timer = timer;
+        this.timeout = timeout;
+        this.connection = connection;
+        this.inFlight = new AtomicReferenceArray<>(depth);
+        this.freeSlots = new int[depth];
+        for (int i = 0; i < depth; i++) freeSlots[i] = depth - 1 - i;
+        this.freeTop = depth;
+    }
+
+    /** Queues {@code op} when subscribed; posts it as soon as a credit is free. */
+    Mono<WorkCompletion> submit(Op op) {
+        return Mono.create(sink -> {
+            Supplier<? extends Throwable> c = closed;
+            if (c != null) {
+                sink.error(c.get());
+                return;
+            }
+            op.retain();  // held until the completion, whatever the subscriber does
+            op.sink = sink;
+            sink.onCancel(() -> abandon(op));
+            try {
+                op.timeoutTask = timer.schedule(() -> timedOut(op), timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException e) {
+                op.release();
+                op.fail(e);
+                return;
+            }
+            waiting.add(op);
+            drain();
+        });
+    }
+
+    /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */
+    private void abandon(Op op) {
+        op.terminate();
+        op.cancelTimeout();
+        if (op.abandonWaiting()) {
+            purge = true;
+            drain();
+        }
+    }
+
+    private void timedOut(Op op) {
+        if (!op.terminate()) return;
+        boolean wasWaiting = op.abandonWaiting();
+        op.sink.error(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
+        if (wasWaiting) {
+            purge = true;
+            drain();
+        }
+    }
+
+    /**
+     * Posts waiting operations while credits last. One thread drains at a time (whoever finds the
+     * work-in-progress counter at zero), so the poster needs no lock and only the drainer removes
+     * operations from the queue.
+     */
+    void drain() {
+        if (drainWip.getAndIncrement() != 0) return;
+        int missed = 1;
+        do {
+            if (purge) {
+                purge = false;
+                for (Iterator<Op> it = waiting.iterator(); it.hasNext(); ) {
+                    Op op = it.next();
+                    if (op.isAbandoned()) {
+                        it.remove();
+                        op.release();  // never posted: the NIC never had these buffers
+                    }
+                }
+            }
+            Op op;
+            while ((op = waiting.peek()) != null) {
+                Supplier<? extends Throwable> c = closed;
+                if (c != null || op.isAbandoned()) {
+                    waiting.poll();
+                    op.release();  // never posted: the NIC never had these buffers
+                    if (c != null) op.fail(c.get());
+                    continue;
+                }
+                int slot = takeSlot();
+                if (slot < 0) break;
+                waiting.poll();
+                if (op.startPosting()) {
+                    postNow(op, slot);
+                } else {
+                    returnSlot(slot);  // abandoned just now
+                    op.release();
+                }
+            }
+            missed = drainWip.addAndGet(-missed);
+        } while (missed != 0);
+    }
+
+    private void postNow(Op op, int slot) {
+        inFlight.set(slot, op);  // before the post: the completion can beat the return
+        posted.incrementAndGet();
+        try {
+            poster.post(op, slot);
+        } catch (RuntimeException e) {
+            inFlight.set(slot, null);
+            posted.decrementAndGet();
+            returnSlot(slot);
+            op.release();
+            Supplier<? extends Throwable> c = closed;
+            op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
+        }
+    }
+
+    /**
+     * The poller's report: the work request in {@code slot} completed. Releases its buffers (the
+     * NIC is done with them), signals its {@code Mono}, returns the credit to the next waiting post.
+     *
+     * @return the operation's error, or null if it succeeded (or the slot held nothing)
+     */
+    RdmaOperationException complete(int slot, WorkCompletion wc) {
+        Op op = inFlight.getAndSet(slot, null);
+        RdmaOperationException error = null;
+        if (op != null) {
+            posted.decrementAndGet();
+            returnSlot(slot);
+            op.release();
+            op.cancelTimeout();
+            if (wc.isSuccess()) {
+                op.succeed(wc);
+            } else {
+                error = RdmaOperationException.of(wc, completionOpcode(op.opcode));
+                Throwable cause = closeCause;
+                if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && cause != null) error.initCause(cause);
+                op.fail(error);
+            }
+        }
+        drain();
+        return error;
+    }
+
+    /** From now on nothing is posted; the next {@link #drain()} fails waiting operations with {@code closedError}. */
+    void close(Supplier<? extends Throwable> closedError, Throwable cause) {
+        closeCause = cause;
+        closed = closedError;
+    }
+
+    /** Waits out a drainer that may be inside {@code ibv_post_send} (it saw the queue open). */
+    void awaitNoPoster() {
+        while (drainWip.get() != 0) Thread.onSpinWait();
+    }
+
+    /** After the QP is destroyed: operations whose completions never came give their buffers back and fail. */
+    void failInFlight(Throwable error) {
+        for (int slot = 0; slot < inFlight.length(); slot++) {
+            Op op = inFlight.getAndSet(slot, null);
+            if (op != null) {
+                posted.decrementAndGet();
+                op.release();
+                op.cancelTimeout();
+                op.fail(error);
+            }
+        }
+    }
+
+    int availableCredits() {
+        synchronized (freeSlots) {
+            return freeTop;
+        }
+    }
+
+    int waiting() {
+        return waiting.size();
+    }
+
+    int inFlight() {
+        return posted.get();
+    }
+
+    private int takeSlot() {
+        synchronized (freeSlots) {
+            return freeTop == 0 ? -1 : freeSlots[--freeTop];
+        }
+    }
+
+    private void returnSlot(int slot) {
+        synchronized (freeSlots) {
+            freeSlots[freeTop++] = slot;
+        }
+    }
+
+    static WcOpcode completionOpcode(SendOpcode op) {
+        return switch (op) {
+            case SEND, SEND_WITH_IMM -> WcOpcode.SEND;
+            case RDMA_WRITE, RDMA_WRITE_WITH_IMM -> WcOpcode.RDMA_WRITE;
+            case RDMA_READ -> WcOpcode.RDMA_READ;
+            case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
+            case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
+        };
+    }
+
+    /** One send-queue operation, from subscription to completion. */
+    static final class Op {
+        final SendOpcode opcode;
+        final ScatterGatherElement[] sges;
+        final long length;
+        RemoteBuffer remote;
+        long remoteOffset;
+        boolean hasImmediate;
+        int immediate;
+        long compareAdd, swap;
+        MonoSink<WorkCompletion> sink;
+        Disposable timeoutTask;
+        private static final int WAITING = 0, POSTED = 1, ABANDONED = 2;
+        /** Waiting for a credit, then posted (the NIC owns the buffers until the completion) or abandoned unposted. */
+        private final AtomicInteger phase = new AtomicInteger(WAITING);
+        /** Set once the Mono has terminated or its subscriber left: nothing more is signalled. */
+        private final AtomicBoolean terminated = new AtomicBoolean();
+
+        Op(SendOpcode opcode, ScatterGatherElement... sges) {
+            this.opcode = opcode;
+            this.sges = sges;
+            long total = 0;
+            for (ScatterGatherElement s : sges) total += s.length();
+            this.length = total;
+        }
+
+        Op remote(RemoteBuffer target, long offset) {
+            this.remote = target;
+            this.remoteOffset = offset;
+            return this;
+        }
+
+        Op immediate(int value) {
+            this.hasImmediate = true;
+            this.immediate = value;
+            return this;
+        }
+
+        Op atomic(long compareAdd, long swap) {
+            this.compareAdd = compareAdd;
+            this.swap = swap;
+            return this;
+        }
+
+        boolean isAtomic() {
+            return opcode == SendOpcode.ATOMIC_CMP_AND_SWP || opcode == SendOpcode.ATOMIC_FETCH_AND_ADD;
+        }
+
+        /** Retains every listed buffer, or none: a buffer already returned to its pool fails the whole operation. */
+        void retain() {
+            int i = 0;
+            try {
+                for (; i < sges.length; i++) sges[i].buffer().retain();
+            } catch (IllegalStateException e) {
+                while (--i >= 0) sges[i].buffer().release();
+                throw e;
+            }
+        }
+
+        void release() {
+            for (ScatterGatherElement s : sges) s.buffer().release();
+        }
+
+        boolean terminate() {
+            return terminated.compareAndSet(false, true);
+        }
+
+        /** The drainer claims a waiting operation for posting; false if its subscriber abandoned it first. */
+        boolean startPosting() {
+            return phase.compareAndSet(WAITING, POSTED);
+        }
+
+        /** True if the operation was still waiting and now never will be posted. */
+        boolean abandonWaiting() {
+            return phase.compareAndSet(WAITING, ABANDONED);
+        }
+
+        boolean isAbandoned() {
+            return phase.get() == ABANDONED;
+        }
+
+        void cancelTimeout() {
+            Disposable t = timeoutTask;
+            if (t != null) t.dispose();
+        }
+
+        void succeed(WorkCompletion wc) {
+            if (terminate()) sink.success(wc);
+        }
+
+        void fail(Throwable e) {
+            if (sink != null && terminate()) sink.error(e);
+        }
+    }
+}
