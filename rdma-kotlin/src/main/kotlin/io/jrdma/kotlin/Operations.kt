@@ -5,6 +5,7 @@ import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.ReceivedMessage
 import io.jrdma.reactive.RegisteredBuffer
 import io.jrdma.reactive.RemoteBuffer
+import io.jrdma.reactive.ScatterGatherElement
 import io.jrdma.reactive.WorkCompletion
 import kotlinx.coroutines.reactor.awaitSingle
 
@@ -59,6 +60,19 @@ public suspend fun RdmaConnection.readAwait(
 public suspend fun RdmaConnection.readAwait(
     source: RemoteBuffer, sourceOffset: Long, length: Int, destination: RegisteredBuffer, destinationOffset: Int = 0,
 ): WorkCompletion = read(source, sourceOffset, length, destination, destinationOffset).awaitSingle()
+
+/** SENDs the [gather] list's bytes, in order, as one message. */
+public suspend fun RdmaConnection.sendAwait(gather: List<ScatterGatherElement>): WorkCompletion = send(gather).awaitSingle()
+
+/** RDMA WRITE of the [gather] list's bytes, in order, to one contiguous range of [target] from [targetOffset]. */
+public suspend fun RdmaConnection.writeAwait(
+    gather: List<ScatterGatherElement>, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = write(gather, target, targetOffset).awaitSingle()
+
+/** RDMA READ of one contiguous range of [source] from [sourceOffset], scattered in order over [scatter]. */
+public suspend fun RdmaConnection.readAwait(
+    scatter: List<ScatterGatherElement>, source: RemoteBuffer = remoteBuffer(), sourceOffset: Long = 0,
+): WorkCompletion = read(source, sourceOffset, scatter).awaitSingle()
 
 /** Atomic compare-and-swap of the 8-byte word at [offset] of [target]; returns the word's previous value. */
 public suspend fun RdmaConnection.compareAndSwapAwait(

@@ -41,8 +41,12 @@ import reactor.core.scheduler.Schedulers;
  *     completions from the CQ than it requested: a slow subscriber leaves them in the CQ, credits
  *     are not returned, and posters slow down.</li>
  * <li><b>Memory.</b> Every buffer a WR uses is retained until that WR's completion (success,
- *     error or flush) is polled, even when the caller cancelled the {@code Mono}. Closing
- *     flushes the QP and waits for every outstanding completion before any memory is freed.</li>
+ *     error or flush) is polled, even when the caller cancelled the {@code Mono} or it timed out.
+ *     A receive buffer is posted again only when its message was released and nothing posted
+ *     from it is in flight. Closing flushes the QP and waits for every outstanding completion
+ *     before any memory is freed.</li>
+ * <li><b>Timeouts.</b> Each operation ends within {@link ConnectionConfig#operationTimeout()},
+ *     with {@link OperationTimeoutException} if its completion did not come.</li>
  * </ul>
  */
 public final class RdmaConnection {

@@ -13,6 +13,7 @@ import io.jrdma.kotlin.writeAwait
 import io.jrdma.kotlin.writeWithImmediateAwait
 import io.jrdma.ffm.WcOpcode
 import io.jrdma.reactive.RemoteRangeException
+import io.jrdma.reactive.ScatterGatherElement
 import io.jrdma.reactive.Transport
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CoroutineStart
@@ -117,6 +118,26 @@ class DemoModesTest {
                 }
             }
             assertEquals(pool.capacity(), pool.available(), "every buffer back in the pool")
+        }
+    }
+
+    @Test
+    fun `scatter-gather - a header and a body go out as one message and read back into two buffers`() = runTest(timeout = timeout) {
+        withLabPair { p ->
+            val pool = p.client.buffers()
+            pool.acquireAwait().use { header ->
+                pool.acquireAwait().use { body ->
+                    header.put(0, "HDR:".toByteArray())
+                    body.put(0, "payload".toByteArray())
+                    val gather = listOf(ScatterGatherElement.of(header, 0, 4), ScatterGatherElement.of(body, 0, 7))
+                    p.client.sendAwait(gather)
+                    p.accepted.receiveMessage().use { assertEquals("HDR:payload", it.text()) }
+                    p.client.writeAwait(gather, targetOffset = 512)
+                    p.client.readAwait(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)
+                    assertEquals("HDR:", body.string(100, 4))
+                    assertEquals("payload", header.string(100, 7))
+                }
+            }
         }
     }
 
