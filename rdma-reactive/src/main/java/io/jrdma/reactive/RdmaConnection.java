@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.FluxSink;
@@ -134,7 +135,7 @@ public final class RdmaConnection {
 
     /** SENDs {@code length} bytes of {@code buffer} into the peer's next posted receive. */
     public Mono<WorkCompletion> send(RegisteredBuffer buffer, int offset, int length) {
-        return post(SendOpcode.SEND, ScatterGatherElement.of(buffer, offset, length));
+        return post(SendOpcode.SEND, () -> ScatterGatherElement.of(buffer, offset, length));
     }
 
     /** SENDs the gather list's bytes, in order, as one message. */
@@ -153,7 +154,7 @@ public final class RdmaConnection {
 
     /** SEND_WITH_IMM: the receiver's completion carries {@code immediate} besides the bytes. */
     public Mono<WorkCompletion> sendWithImmediate(RegisteredBuffer buffer, int offset, int length, int immediate) {
-        return post(new SendQueue.Op(SendOpcode.SEND_WITH_IMM, ScatterGatherElement.of(buffer, offset, length)).immediate(immediate));
+        return post(() -> new SendQueue.Op(SendOpcode.SEND_WITH_IMM, ScatterGatherElement.of(buffer, offset, length)).immediate(immediate));
     }
 
     /** SEND_WITH_IMM of a gather list (an empty list sends only the immediate). */
@@ -163,7 +164,7 @@ public final class RdmaConnection {
 
     /** RDMA WRITE of {@code length} bytes of {@code source} into {@code target} at {@code targetOffset}. */
     public Mono<WorkCompletion> write(RegisteredBuffer source, int sourceOffset, int length, RemoteBuffer target, long targetOffset) {
-        return post(new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(source, sourceOffset, length))
+        return post(() -> new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(source, sourceOffset, length))
                 .remote(target, targetOffset));
     }
 
@@ -182,7 +183,7 @@ public final class RdmaConnection {
      */
     public Mono<WorkCompletion> writeWithImmediate(RegisteredBuffer source, int sourceOffset, int length, RemoteBuffer target,
                                                    long targetOffset, int immediate) {
-        return post(new SendQueue.Op(SendOpcode.RDMA_WRITE_WITH_IMM, ScatterGatherElement.of(source, sourceOffset, length))
+        return post(() -> new SendQueue.Op(SendOpcode.RDMA_WRITE_WITH_IMM, ScatterGatherElement.of(source, sourceOffset, length))
                 .remote(target, targetOffset).immediate(immediate));
     }
 
@@ -198,7 +199,7 @@ public final class RdmaConnection {
 
     /** RDMA READ of {@code length} bytes at {@code sourceOffset} of the peer's memory into {@code destination}. */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, int length, RegisteredBuffer destination, int destinationOffset) {
-        return post(new SendQueue.Op(SendOpcode.RDMA_READ, ScatterGatherElement.of(destination, destinationOffset, length))
+        return post(() -> new SendQueue.Op(SendOpcode.RDMA_READ, ScatterGatherElement.of(destination, destinationOffset, length))
                 .remote(source, sourceOffset));
     }
 
@@ -232,7 +233,7 @@ public final class RdmaConnection {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote address"));
         }
         return Mono.usingWhen(pooledBuffer(),
-                b -> post(new SendQueue.Op(opcode, ScatterGatherElement.of(b, 0, 8)).remote(target, offset).atomic(compareAdd, swap))
+                b -> post(() -> new SendQueue.Op(opcode, ScatterGatherElement.of(b, 0, 8)).remote(target, offset).atomic(compareAdd, swap))
                         .map(wc -> b.segment().get(ValueLayout.JAVA_LONG, 0)),
                 b -> Mono.fromRunnable(b::release));
     }
@@ -408,19 +409,24 @@ public final class RdmaConnection {
     }
 
     private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges, UnaryOperator<SendQueue.Op> details) {
-        return Mono.defer(() -> post(details.apply(new SendQueue.Op(opcode, sges.toArray(ScatterGatherElement[]::new)))));
+        return post(() -> details.apply(new SendQueue.Op(opcode, sges.toArray(ScatterGatherElement[]::new))));
     }
 
     private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges) {
         return post(opcode, sges, UnaryOperator.identity());
     }
 
-    private Mono<WorkCompletion> post(SendOpcode opcode, ScatterGatherElement sge) {
-        return post(new SendQueue.Op(opcode, sge));
+    private Mono<WorkCompletion> post(SendOpcode opcode, Supplier<ScatterGatherElement> sge) {
+        return post(() -> new SendQueue.Op(opcode, sge.get()));
+    }
+
+    /** Bad arguments (a range outside a buffer, say) reach the subscriber as an error, not the caller as a throw. */
+    private Mono<WorkCompletion> post(Supplier<SendQueue.Op> op) {
+        return Mono.defer(() -> submit(op.get()));
     }
 
     /** Checks what can be checked before the NIC sees it, then queues the operation for a credit. */
-    private Mono<WorkCompletion> post(SendQueue.Op op) {
+    private Mono<WorkCompletion> submit(SendQueue.Op op) {
         if (op.sges.length > config.maxScatterGather()) {
             return Mono.error(new IllegalArgumentException(op.sges.length + " scatter-gather elements exceed maxScatterGather "
                     + config.maxScatterGather()));

@@ -78,6 +78,10 @@ class RemoteAccessFailureTest {
                     .verify(TIMEOUT);
             StepVerifier.create(client.read(remote.slice(0, 16), 8, 16)).expectError(RemoteRangeException.class)
                     .verify(TIMEOUT);
+            io.jrdma.reactive.RegisteredBuffer local = client.buffers().tryAcquire();
+            StepVerifier.create(client.write(local, local.capacity() - 4, 8, remote, 0))  // outside the local buffer: an error signal, not a throw
+                    .expectError(IndexOutOfBoundsException.class).verify(TIMEOUT);
+            local.release();
 
             assertEquals(credits, client.availableSendCredits(), "nothing was posted");
             assertEquals(pooled, client.buffers().available(), "every pooled copy went back");
