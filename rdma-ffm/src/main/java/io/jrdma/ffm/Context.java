@@ -180,7 +180,7 @@ public final class Context extends NativeResource {
      */
     public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) {
         checkOpen();
-        if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout)) return Optional.empty();
+        if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout, this)) return Optional.empty();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(Verbs.ibv_async_event);
             MemorySegment errno = Native.errnoBuffer();

@@ -65,7 +65,7 @@ public final class EventChannel extends NativeResource {
     /** The next event, copied and acknowledged, or throws {@link RdmaTimeoutException}. */
     public CmEvent next(Duration timeout) {
         checkOpen();
-        if (!Fds.awaitReadable(fd, timeout)) throw new RdmaTimeoutException("an rdma_cm event", timeout);
+        if (!Fds.awaitReadable(fd, timeout, this)) throw new RdmaTimeoutException("an rdma_cm event", timeout);
         try {
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) rdma_get_cm_event.invokeExact(errno, channel, eventOut);
