@@ -15,23 +15,27 @@ import java.util.Optional;
 
 /**
  * {@code struct ibv_comp_channel}: a file descriptor on which armed CQs signal "a completion
- * arrived", so a poller can sleep instead of spinning. One thread waits on it at a time.
+ * arrived", so a poller can sleep instead of spinning. One thread waits on it at a time (another
+ * waits for its turn); closing the channel wakes the waiter, which then fails with
+ * IllegalStateException, and frees the channel only after it left.
  */
 public final class CompletionChannel extends NativeResource {
     private final Context context;
     private final MemorySegment channel;
     private final int fd;
+    private final ChannelGate gate;
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment cqOut = scratchArena.allocate(ValueLayout.ADDRESS);
     private final MemorySegment contextOut = scratchArena.allocate(ValueLayout.ADDRESS);
     /** Copy on write: finding an event's CQ by a linear scan allocates nothing, unlike a Map<Long, ...>. */
     private volatile CompletionQueue[] queues = new CompletionQueue[0];
 
-    CompletionChannel(Context context, MemorySegment channel) {
+    CompletionChannel(Context context, MemorySegment channel, ChannelGate gate) {
         super(context);
         this.context = context;
         this.channel = channel.reinterpret(Verbs.ibv_comp_channel.byteSize());
         this.fd = (int) Verbs.ibv_comp_channel_fd.get(this.channel);
+        this.gate = gate;
     }
 
     MemorySegment handle() {
@@ -75,12 +79,14 @@ public final class CompletionChannel extends NativeResource {
     private Optional<CompletionQueue> await(Duration timeout, Wakeup wakeup) {
         checkOpen();
         long deadline = Fds.deadline(timeout);
+        if (!gate.enter(deadline, this)) return Optional.empty();
         try {
-            switch (Fds.await(fd, wakeup, null, deadline, this)) {
+            switch (Fds.await(fd, wakeup, gate.closing(), deadline, this)) {
                 case TIMED_OUT, WOKEN -> {
                     return Optional.empty();
                 }
-                case CLOSING, READABLE -> { }
+                case CLOSING -> throw ChannelGate.closedWhileWaiting(this);
+                case READABLE -> { }
             }
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) ibv_get_cq_event.invokeExact(errno, channel, cqOut, contextOut);
@@ -90,6 +96,8 @@ public final class CompletionChannel extends NativeResource {
             return cq.asOptional();
         } catch (Throwable t) {
             throw Native.rethrow(t);
+        } finally {
+            gate.leave();
         }
     }
 
@@ -100,13 +108,15 @@ public final class CompletionChannel extends NativeResource {
 
     @Override
     void release() {
-        try {
-            int rc = (int) ibv_destroy_comp_channel.invokeExact(channel);
-            if (rc != 0) throw new VerbsException("ibv_destroy_comp_channel", Math.abs(rc));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
-        scratchArena.close();
+        gate.close(this, () -> {
+            try {
+                int rc = (int) ibv_destroy_comp_channel.invokeExact(channel);
+                if (rc != 0) throw new VerbsException("ibv_destroy_comp_channel", Math.abs(rc));
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+            scratchArena.close();
+        });
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.jrdma.ffm.device;
 import static io.jrdma.ffm.device.Bytes.pattern;
 import static io.jrdma.ffm.device.Bytes.put;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -33,7 +34,7 @@ import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Event-driven completion waits: an armed CQ signals its channel, an idle one lets the wait time
- * out, a Wakeup ends it at once.
+ * out, a Wakeup or closing the channel ends it at once.
  */
 @Tag("device")
 @Isolated
@@ -152,6 +153,25 @@ class CompletionChannelTest {
             assertTrue(channel.awaitEvent(SHORT, wakeup).isEmpty());
             long sleptMs = (System.nanoTime() - t0) / 1_000_000;
             assertTrue(sleptMs >= SHORT.toMillis() - 20, "the signal was not cleared: the next wait ended after " + sleptMs + " ms");
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void closingTheChannelWakesTheThreadWaitingOnItWhichFailsAsClosed() throws Exception {
+        try (Context ctx = RdmaDevices.open(LabEnv.DEV_B)) {
+            CompletionChannel channel = ctx.createCompletionChannel();
+            Waits.Waiter<Optional<CompletionQueue>> waiter = Waits.start("cq-waiter", () -> channel.awaitEvent(VERY_LONG));
+            waiter.awaitBlockedInWait(LONG);
+            long t0 = System.nanoTime();
+            channel.close();  // frees the channel only after the waiter left it
+            long closeMs = (System.nanoTime() - t0) / 1_000_000;
+            Waits.Outcome<Optional<CompletionQueue>> outcome = waiter.outcome(LONG);
+            assertInstanceOf(IllegalStateException.class, outcome.failure(), "the waiter got " + outcome);
+            assertTrue(outcome.failure().getMessage().contains("was closed while a thread waited on it"), outcome.failure().getMessage());
+            assertTrue(outcome.millis() < VERY_LONG.toMillis() / 3, "the waiter left only after " + outcome.millis() + " ms");
+            assertTrue(closeMs < VERY_LONG.toMillis() / 3, "close took " + closeMs + " ms");
+            assertTrue(channel.isClosed());
         }
     }
 
