@@ -9,28 +9,33 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
-import java.util.Map;
+import java.util.Arrays;
+import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code struct ibv_comp_channel}: a file descriptor on which armed CQs signal "a completion
- * arrived", so a poller can sleep instead of spinning. One thread waits on it at a time.
+ * arrived", so a poller can sleep instead of spinning. One thread waits on it at a time (another
+ * waits for its turn); closing the channel wakes the waiter, which then fails with
+ * IllegalStateException, and frees the channel only after it left.
  */
 public final class CompletionChannel extends NativeResource {
     private final Context context;
     private final MemorySegment channel;
     private final int fd;
+    private final ChannelGate gate;
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment cqOut = scratchArena.allocate(ValueLayout.ADDRESS);
     private final MemorySegment contextOut = scratchArena.allocate(ValueLayout.ADDRESS);
-    private final Map<Long, CompletionQueue> queues = new ConcurrentHashMap<>();
+    /** Copy on write: finding an event's CQ by a linear scan allocates nothing, unlike a Map<Long, ...>. */
+    private volatile CompletionQueue[] queues = new CompletionQueue[0];
 
-    CompletionChannel(Context context, MemorySegment channel) {
+    CompletionChannel(Context context, MemorySegment channel, ChannelGate gate) {
         super(context);
         this.context = context;
         this.channel = channel.reinterpret(Verbs.ibv_comp_channel.byteSize());
         this.fd = (int) Verbs.ibv_comp_channel_fd.get(this.channel);
+        this.gate = gate;
     }
 
     MemorySegment handle() {
@@ -41,12 +46,14 @@ public final class CompletionChannel extends NativeResource {
         return fd;
     }
 
-    void attach(CompletionQueue cq) {
-        queues.put(cq.handle().address(), cq);
+    synchronized void attach(CompletionQueue cq) {
+        CompletionQueue[] q = Arrays.copyOf(queues, queues.length + 1);
+        q[q.length - 1] = cq;
+        queues = q;
     }
 
-    void detach(CompletionQueue cq) {
-        queues.remove(cq.handle().address());
+    synchronized void detach(CompletionQueue cq) {
+        queues = Arrays.stream(queues).filter(q -> q != cq).toArray(CompletionQueue[]::new);
     }
 
     /**
@@ -55,31 +62,61 @@ public final class CompletionChannel extends NativeResource {
      * polled empty, or completions that raced the re-arm are missed.
      */
     public Optional<CompletionQueue> awaitEvent(Duration timeout) {
+        return await(timeout, null);
+    }
+
+    /**
+     * {@link #awaitEvent(Duration)} that another thread can cut short with {@code wakeup.signal()}:
+     * empty when the timeout passed or the wakeup was signalled (before or during the wait; the
+     * signal is then cleared, so the next wait sleeps again), the CQ when a completion event
+     * arrived. When both happened the event wins and the signal stays pending for the next wait.
+     * Allocates nothing.
+     */
+    public Optional<CompletionQueue> awaitEvent(Duration timeout, Wakeup wakeup) {
+        return await(timeout, Objects.requireNonNull(wakeup, "wakeup"));
+    }
+
+    private Optional<CompletionQueue> await(Duration timeout, Wakeup wakeup) {
         checkOpen();
-        if (!Fds.awaitReadable(fd, timeout)) return Optional.empty();
+        long deadline = Fds.deadline(timeout);
+        if (!gate.enter(deadline, this)) return Optional.empty();
         try {
+            switch (Fds.await(fd, wakeup, gate.closing(), deadline, this)) {
+                case TIMED_OUT, WOKEN -> {
+                    return Optional.empty();
+                }
+                case CLOSING -> throw ChannelGate.closedWhileWaiting(this);
+                case READABLE -> { }
+            }
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) ibv_get_cq_event.invokeExact(errno, channel, cqOut, contextOut);
             if (rc != 0) throw new VerbsException("ibv_get_cq_event", Native.errno(errno));
-            long address = cqOut.get(ValueLayout.ADDRESS, 0).address();
-            CompletionQueue cq = queues.get(address);
-            if (cq == null) throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(address));
+            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.ADDRESS, 0).address());
             cq.eventReceived();
-            return Optional.of(cq);
+            return cq.asOptional();
         } catch (Throwable t) {
             throw Native.rethrow(t);
+        } finally {
+            gate.leave();
         }
+    }
+
+    private CompletionQueue queueAt(long address) {
+        for (CompletionQueue cq : queues) if (cq.handle().address() == address) return cq;
+        throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(address));
     }
 
     @Override
     void release() {
-        try {
-            int rc = (int) ibv_destroy_comp_channel.invokeExact(channel);
-            if (rc != 0) throw new VerbsException("ibv_destroy_comp_channel", Math.abs(rc));
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
-        scratchArena.close();
+        gate.close(this, () -> {
+            try {
+                int rc = (int) ibv_destroy_comp_channel.invokeExact(channel);
+                if (rc != 0) throw new VerbsException("ibv_destroy_comp_channel", Math.abs(rc));
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+            scratchArena.close();
+        });
     }
 
     @Override

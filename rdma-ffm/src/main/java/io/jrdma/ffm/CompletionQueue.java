@@ -6,6 +6,7 @@ import static io.jrdma.ffm.abi.VerbsCalls.*;
 import io.jrdma.ffm.abi.Native;
 import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.MemorySegment;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -22,6 +23,8 @@ public final class CompletionQueue extends NativeResource {
     private final MemorySegment pollCq;
     private final MemorySegment reqNotifyCq;
     private final AtomicInteger unackedEvents = new AtomicInteger();
+    /** What CompletionChannel.awaitEvent returns for this CQ, made once so a wait allocates nothing. */
+    private final Optional<CompletionQueue> asOptional = Optional.of(this);
 
     CompletionQueue(Context context, CompletionChannel channel, MemorySegment cq) {
         super(context, channel);
@@ -87,6 +90,10 @@ public final class CompletionQueue extends NativeResource {
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
+    }
+
+    Optional<CompletionQueue> asOptional() {
+        return asOptional;
     }
 
     void eventReceived() {

@@ -140,12 +140,14 @@ public final class Context extends NativeResource {
 
     public CompletionChannel createCompletionChannel() {
         checkOpen();
+        ChannelGate gate = new ChannelGate();  // first: its eventfd can fail without a channel to undo
         try {
             MemorySegment errno = Native.errnoBuffer();
             MemorySegment ch = (MemorySegment) ibv_create_comp_channel.invokeExact(errno, ctx);
             if (ch.equals(MemorySegment.NULL)) throw new VerbsException("ibv_create_comp_channel(" + deviceName + ")", Native.errno(errno));
-            return new CompletionChannel(this, ch);
+            return new CompletionChannel(this, ch, gate);
         } catch (Throwable t) {
+            gate.discard();
             throw Native.rethrow(t);
         }
     }
@@ -180,7 +182,7 @@ public final class Context extends NativeResource {
      */
     public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) {
         checkOpen();
-        if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout)) return Optional.empty();
+        if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout, this)) return Optional.empty();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment event = arena.allocate(Verbs.ibv_async_event);
             MemorySegment errno = Native.errnoBuffer();

@@ -9,27 +9,44 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Iterator;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * {@code struct rdma_event_channel}: where rdma_cm reports address/route resolution, connection
- * requests, establishment and disconnects for the CmIds created on it. One thread reads it.
+ * requests, establishment and disconnects for the CmIds created on it.
+ *
+ * <p>rdma_cm reports per channel, not per id: an event that arrives while a caller
+ * {@linkplain #await awaits} another id is kept, in arrival order, for a later {@link #next} or
+ * {@code await} of its own id. One thread reads at a time (another waits for its turn). Closing
+ * the channel wakes a thread waiting in it, which then fails with IllegalStateException, and
+ * frees the channel only after it left; connect requests still queued are refused by destroying
+ * their ids.
  */
 public final class EventChannel extends NativeResource {
     private final MemorySegment channel;
     private final int fd;
+    private final ChannelGate gate;
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment eventOut = scratchArena.allocate(ValueLayout.ADDRESS);
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
+    /** Events read while their id was not the one awaited. Only the reader (see gate) touches it. */
+    private final ArrayDeque<CmEvent> pending = new ArrayDeque<>();
+    /** The CONNECT_REQUEST ids in pending: nobody else holds them, so close() closes them. */
+    private volatile int pendingRequests;
 
-    private EventChannel(MemorySegment channel) {
+    private EventChannel(MemorySegment channel, ChannelGate gate) {
         this.channel = channel.reinterpret(RdmaCma.rdma_event_channel.byteSize());
         this.fd = (int) rdma_event_channel_fd.get(this.channel);
+        this.gate = gate;
     }
 
     public static EventChannel create() {
         Native.Lib.RDMACM.lookup();
+        ChannelGate gate = new ChannelGate();  // first: its eventfd can fail without a channel to undo
         try {
             MemorySegment errno = Native.errnoBuffer();
             MemorySegment ch = (MemorySegment) rdma_create_event_channel.invokeExact(errno);
@@ -40,8 +57,9 @@ public final class EventChannel extends NativeResource {
                                 + ": /dev/infiniband/rdma_cm is missing (rdma_ucm module not loaded, or no RDMA kernel)")
                         : new VerbsException("rdma_create_event_channel", e);
             }
-            return new EventChannel(ch);
+            return new EventChannel(ch, gate);
         } catch (Throwable t) {
+            gate.discard();
             throw Native.rethrow(t);
         }
     }
@@ -62,66 +80,162 @@ public final class EventChannel extends NativeResource {
         ids.remove(id.handle().address());
     }
 
-    /** The next event, copied and acknowledged, or throws {@link RdmaTimeoutException}. */
+    /**
+     * The next event (the oldest kept one first), copied and acknowledged, or throws
+     * {@link RdmaTimeoutException}.
+     */
     public CmEvent next(Duration timeout) {
+        return take(null, null, null, timeout);
+    }
+
+    /**
+     * {@link #next(Duration)} that another thread can cut short with {@code wakeup.signal()}:
+     * returns null when woken (the signal, given before or during the wait, is then cleared), and
+     * throws {@link RdmaTimeoutException} when the timeout passed. An event that is already there
+     * wins over a signal, which then stays pending for the next wait.
+     */
+    public CmEvent next(Duration timeout, Wakeup wakeup) {
+        return take(null, null, Objects.requireNonNull(wakeup, "wakeup"), timeout);
+    }
+
+    /**
+     * Waits for an event of {@code type} on {@code id} (for CONNECT_REQUEST: on the listener
+     * {@code id}), taking one kept earlier before reading the channel. Any other event of that id,
+     * a failure (rejected, unreachable, ...) in particular, becomes a {@link CmException}. Events
+     * of other ids are kept for them. A null id takes every event as its own.
+     */
+    public CmEvent await(CmId id, CmEventType type, Duration timeout) {
+        return take(id, Objects.requireNonNull(type, "type"), null, timeout);
+    }
+
+    /** next (type null) or await; null only when woken. */
+    private CmEvent take(CmId id, CmEventType type, Wakeup wakeup, Duration timeout) {
         checkOpen();
-        if (!Fds.awaitReadable(fd, timeout)) throw new RdmaTimeoutException("an rdma_cm event", timeout);
+        long deadline = Fds.deadline(timeout);
+        if (!gate.enter(deadline, this)) throw timeout(id, type, timeout);
+        try {
+            for (Iterator<CmEvent> it = pending.iterator(); it.hasNext(); ) {
+                CmEvent e = it.next();
+                if (e.id().isClosed() && e.type() != CmEventType.CONNECT_REQUEST) {
+                    it.remove();  // its id was closed after the event arrived: nobody can act on it
+                } else if (type == null || concerns(e, id, type)) {
+                    it.remove();
+                    if (e.type() == CmEventType.CONNECT_REQUEST) pendingRequests--;
+                    return answer(e, id, type);
+                }
+            }
+            while (true) {
+                switch (Fds.await(fd, wakeup, gate.closing(), deadline, this)) {
+                    case TIMED_OUT -> throw timeout(id, type, timeout);
+                    case WOKEN -> {
+                        return null;
+                    }
+                    case CLOSING -> throw ChannelGate.closedWhileWaiting(this);
+                    case READABLE -> { }
+                }
+                CmEvent e = read();
+                if (type == null || concerns(e, id, type)) return answer(e, id, type);
+                if (e.id() == null) continue;  // an id this channel never knew: nobody could take it
+                pending.add(e);
+                if (e.type() == CmEventType.CONNECT_REQUEST) pendingRequests++;
+            }
+        } finally {
+            gate.leave();
+        }
+    }
+
+    /** Whether await(id, type) must answer e: the id's own events, and connect requests to it as a listener. */
+    private static boolean concerns(CmEvent e, CmId id, CmEventType type) {
+        return id == null || e.id() == id
+                || type == CmEventType.CONNECT_REQUEST && e.type() == CmEventType.CONNECT_REQUEST && e.listenId() == id;
+    }
+
+    private static CmEvent answer(CmEvent e, CmId id, CmEventType type) {
+        if (type == null || e.type() == type) return e;
+        // the new id of a request nobody will accept: destroying it refuses the connection
+        if (e.type() == CmEventType.CONNECT_REQUEST && e.id() != id) e.id().close();
+        throw CmException.of(e, type.toString());
+    }
+
+    private static RdmaTimeoutException timeout(CmId id, CmEventType type, Duration timeout) {
+        return new RdmaTimeoutException(type == null ? "an rdma_cm event" : type + (id == null ? "" : " on " + id), timeout);
+    }
+
+    /** Reads one event (fd readable), copies it out and acknowledges it. */
+    private CmEvent read() {
         try {
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) rdma_get_cm_event.invokeExact(errno, channel, eventOut);
             if (rc != 0) throw new VerbsException("rdma_get_cm_event", Native.errno(errno));
             MemorySegment ev = eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(RdmaCma.rdma_cm_event.byteSize());
-            CmEvent event = copy(ev);
-            int ack = (int) rdma_ack_cm_event.invokeExact(errno, ev);
-            if (ack != 0) throw new VerbsException("rdma_ack_cm_event", Native.errno(errno));
-            return event;
+            int event, status, responderResources, initiatorDepth, qpNum;
+            MemorySegment idPtr, listenPtr;
+            byte[] privateData;
+            // copied into locals, then acknowledged whatever happens: an unacknowledged event
+            // makes rdma_destroy_id of its id wait forever
+            try {
+                event = (int) rdma_cm_event_event.get(ev);
+                status = (int) rdma_cm_event_status.get(ev);
+                idPtr = (MemorySegment) rdma_cm_event_id.get(ev);
+                listenPtr = (MemorySegment) rdma_cm_event_listen_id.get(ev);
+                int len = Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_private_data_len.get(ev));
+                MemorySegment data = (MemorySegment) rdma_cm_event_param_conn_private_data.get(ev);
+                privateData = len == 0 || data.equals(MemorySegment.NULL) ? new byte[0]
+                        : data.reinterpret(len).toArray(ValueLayout.JAVA_BYTE);
+                responderResources = Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_responder_resources.get(ev));
+                initiatorDepth = Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_initiator_depth.get(ev));
+                qpNum = (int) rdma_cm_event_param_conn_qp_num.get(ev);
+            } finally {
+                int ack = (int) rdma_ack_cm_event.invokeExact(errno, ev);
+                if (ack != 0) throw new VerbsException("rdma_ack_cm_event", Native.errno(errno));
+            }
+            CmEventType type = CmEventType.of(event);
+            CmId listen = listenPtr.equals(MemorySegment.NULL) ? null : ids.get(listenPtr.address());
+            CmId id = ids.get(idPtr.address());
+            if (id == null && type == CmEventType.CONNECT_REQUEST) id = adoptRequest(idPtr, listen);
+            return new CmEvent(type, status, id, listen, privateData, responderResources, initiatorDepth, qpNum);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
     }
 
-    /**
-     * Waits for an event of {@code type} on {@code id}. A failure event (rejected, unreachable,
-     * ...) or any other event for that id becomes a {@link CmException}.
-     */
-    public CmEvent await(CmId id, CmEventType type, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (true) {
-            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
-            CmEvent e = next(left);
-            if (e.type() == type && (id == null || e.id() == id || e.listenId() == id)) return e;
-            if (id == null || e.id() == id) throw CmException.of(e, type.toString());
-            // an event for another id on this channel: rdma_cm delivers per channel, not per id
-            if (e.type() == CmEventType.CONNECT_REQUEST) e.id().close();
+    /** Wraps a connect request's new id; when the channel is already closing, refuses the request. */
+    private CmId adoptRequest(MemorySegment idPtr, CmId listener) throws Throwable {
+        try {
+            return new CmId(this, idPtr, listener);
+        } catch (IllegalStateException closing) {
+            IllegalStateException e = ChannelGate.closedWhileWaiting(this);
+            MemorySegment errno = Native.errnoBuffer();
+            int rc = (int) rdma_destroy_id.invokeExact(errno, idPtr);
+            if (rc != 0) e.addSuppressed(new VerbsException("rdma_destroy_id(refused connect request)", Native.errno(errno)));
+            throw e;
         }
     }
 
-    private CmEvent copy(MemorySegment ev) {
-        CmEventType type = CmEventType.of((int) rdma_cm_event_event.get(ev));
-        int status = (int) rdma_cm_event_status.get(ev);
-        MemorySegment idPtr = (MemorySegment) rdma_cm_event_id.get(ev);
-        MemorySegment listenPtr = (MemorySegment) rdma_cm_event_listen_id.get(ev);
-        CmId listen = listenPtr.equals(MemorySegment.NULL) ? null : ids.get(listenPtr.address());
-        CmId id = ids.get(idPtr.address());
-        if (id == null && type == CmEventType.CONNECT_REQUEST) id = new CmId(this, idPtr, listen);
-        int len = Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_private_data_len.get(ev));
-        MemorySegment data = (MemorySegment) rdma_cm_event_param_conn_private_data.get(ev);
-        byte[] privateData = len == 0 || data.equals(MemorySegment.NULL) ? new byte[0]
-                : data.reinterpret(len).toArray(ValueLayout.JAVA_BYTE);
-        return new CmEvent(type, status, id, listen, privateData,
-                Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_responder_resources.get(ev)),
-                Byte.toUnsignedInt((byte) rdma_cm_event_param_conn_initiator_depth.get(ev)),
-                (int) rdma_cm_event_param_conn_qp_num.get(ev));
+    @Override
+    int ownedDependents() {
+        return pendingRequests;
     }
 
     @Override
     void release() {
-        try {
-            rdma_destroy_event_channel.invokeExact(channel);
-        } catch (Throwable t) {
-            throw Native.rethrow(t);
-        }
-        scratchArena.close();
+        gate.close(this, () -> {
+            // close() counted the queued requests as the channel's own; a reader may have taken one since
+            int live = dependentCount() - pendingRequests;
+            if (live > 0) {
+                throw new IllegalStateException("close the " + live + " resource(s) created from " + this
+                        + " first (close order is the reverse of creation)");
+            }
+            for (CmEvent e : pending) if (e.type() == CmEventType.CONNECT_REQUEST) e.id().close();
+            pending.clear();
+            pendingRequests = 0;
+            try {
+                rdma_destroy_event_channel.invokeExact(channel);
+            } catch (Throwable t) {
+                throw Native.rethrow(t);
+            }
+            scratchArena.close();
+        });
     }
 
     @Override

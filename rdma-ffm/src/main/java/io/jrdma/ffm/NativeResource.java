@@ -48,6 +48,18 @@ abstract sealed class NativeResource implements AutoCloseable
         for (NativeResource r : resources) if (r != null) r.checkOpen();
     }
 
+    /**
+     * Dependents that {@link #release()} closes itself because no caller holds them (an
+     * EventChannel's queued connect requests): close() does not wait for a caller to close them.
+     */
+    int ownedDependents() {
+        return 0;
+    }
+
+    final int dependentCount() {
+        return dependents.get();
+    }
+
     /** Releases the native handle; called exactly once. */
     abstract void release();
 
@@ -56,7 +68,7 @@ abstract sealed class NativeResource implements AutoCloseable
     @Override
     public final void close() {
         if (!state.compareAndSet(OPEN, CLOSING)) return;
-        int live = dependents.get();
+        int live = dependents.get() - ownedDependents();
         if (live > 0) {
             state.set(OPEN);
             throw new IllegalStateException("close the " + live + " resource(s) created from " + this

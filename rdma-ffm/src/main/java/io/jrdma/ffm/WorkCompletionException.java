@@ -2,7 +2,8 @@ package io.jrdma.ffm;
 
 /**
  * A work request completed with an error status. Carries what a C programmer would print:
- * the verbs status name, wr_id, opcode, QP number and vendor error.
+ * the verbs status name, wr_id, QP number and vendor error, and the opcode when the caller knows
+ * what it posted: a failed completion does not report one (ibv_poll_cq(3)).
  */
 public class WorkCompletionException extends RdmaException {
     private final WcStatus status;
@@ -17,7 +18,8 @@ public class WorkCompletionException extends RdmaException {
 
     public WorkCompletionException(WcStatus status, long wrId, WcOpcode opcode, int qpNumber, int vendorError, String detail) {
         super(status + " (" + status.description() + ") on QP 0x" + Integer.toHexString(qpNumber) + ", wr_id " + wrId
-                + ", opcode " + opcode + ", vendor_err 0x" + Integer.toHexString(vendorError)
+                + (opcode == null ? ", opcode unknown (not reported for failed completions)" : ", opcode " + opcode)
+                + ", vendor_err 0x" + Integer.toHexString(vendorError)
                 + (detail == null ? "" : ": " + detail));
         this.status = status;
         this.wrId = wrId;
@@ -34,6 +36,7 @@ public class WorkCompletionException extends RdmaException {
         return wrId;
     }
 
+    /** The posted opcode, or null when the code that raised this did not know it. */
     public WcOpcode opcode() {
         return opcode;
     }

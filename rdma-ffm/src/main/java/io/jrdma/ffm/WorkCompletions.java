@@ -113,9 +113,21 @@ public final class WorkCompletions {
         return Byte.toUnsignedInt((byte) ibv_wc_dlid_path_bits.get(array, at(i)));
     }
 
-    /** The typed error of a failed entry. */
+    /**
+     * The typed error of a failed entry, its opcode unknown: ibv_poll_cq(3) defines only wr_id,
+     * status, qp_num and vendor_err for a completion that failed, and rxe leaves 0
+     * (IBV_WC_SEND) in {@code ibv_wc.opcode} of every error and flush, whatever was posted.
+     */
     public WorkCompletionException error(int i) {
-        return new WorkCompletionException(status(i), wrId(i), opcode(i), qpNumber(i), vendorError(i));
+        return error(i, null);
+    }
+
+    /**
+     * The typed error of a failed entry, carrying the opcode the caller posted under its wr_id
+     * (the completion itself does not report one), or null if it is not known.
+     */
+    public WorkCompletionException error(int i, WcOpcode postedOpcode) {
+        return new WorkCompletionException(status(i), wrId(i), postedOpcode, qpNumber(i), vendorError(i));
     }
 
     static String statusString(int status) {

@@ -1,6 +1,7 @@
 package io.jrdma.ffm;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -76,5 +77,13 @@ class HostErrorPathTest {
         assertEquals("IBV_WC_REM_ACCESS_ERR (remote access error) on QP 0x11, wr_id 42, opcode RDMA_WRITE, vendor_err 0x0",
                 e.getMessage());
         assertEquals(WcStatus.IBV_WC_WR_FLUSH_ERR, WcStatus.of(5));
+    }
+
+    @Test
+    void aWorkCompletionErrorWithoutAPostedOpcodeSaysTheOpcodeIsUnknownInsteadOfNamingOne() {
+        WorkCompletionException e = new WorkCompletionException(WcStatus.IBV_WC_WR_FLUSH_ERR, 42, null, 0x11, 0);
+        assertEquals("IBV_WC_WR_FLUSH_ERR (Work Request Flushed Error) on QP 0x11, wr_id 42,"
+                + " opcode unknown (not reported for failed completions), vendor_err 0x0", e.getMessage());
+        assertNull(e.opcode());
     }
 }

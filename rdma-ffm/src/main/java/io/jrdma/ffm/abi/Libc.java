@@ -6,7 +6,10 @@ import static java.lang.foreign.MemoryLayout.structLayout;
 import java.lang.foreign.StructLayout;
 import java.lang.invoke.VarHandle;
 
-/** The few libc types the binding needs: socket addresses for rdma_cm, poll(2), getrlimit(2). */
+/**
+ * The few libc types the binding needs: socket addresses for rdma_cm, poll(2) and eventfd(2)
+ * for bounded, wakeable waits, getrlimit(2).
+ */
 public final class Libc {
     private Libc() {}
 
@@ -15,6 +18,9 @@ public final class Libc {
     public static final int POLLIN = 0x001;
     public static final int POLLERR = 0x008;
     public static final int POLLHUP = 0x010;
+    public static final int POLLNVAL = 0x020;
+    public static final int EFD_NONBLOCK = 04000;
+    public static final int EFD_CLOEXEC = 02000000;
     public static final int RLIMIT_MEMLOCK = 8;
     public static final int EINTR = 4;
     public static final int EAGAIN = 11;
@@ -63,9 +69,10 @@ public final class Libc {
     public static final VarHandle sockaddr_in6_sin6_scope_id = field(sockaddr_in6, "sin6_scope_id");
     public static final long sockaddr_in6_sin6_addr = offset(sockaddr_in6, "sin6_addr");
 
-    public static final VarHandle pollfd_fd = field(pollfd, "fd");
-    public static final VarHandle pollfd_events = field(pollfd, "events");
-    public static final VarHandle pollfd_revents = field(pollfd, "revents");
+    /** Elements of a {@code struct pollfd} array: coordinates are the segment and the element's byte offset. */
+    public static final VarHandle pollfd_fd = elementField(pollfd, "fd");
+    public static final VarHandle pollfd_events = elementField(pollfd, "events");
+    public static final VarHandle pollfd_revents = elementField(pollfd, "revents");
 
     public static final VarHandle rlimit_rlim_cur = field(rlimit, "rlim_cur");
     public static final VarHandle rlimit_rlim_max = field(rlimit, "rlim_max");

@@ -92,6 +92,7 @@ class LayoutProbeTest {
                 #include <stddef.h>
                 #include <stdio.h>
                 #include <poll.h>
+                #include <sys/eventfd.h>
                 #include <errno.h>
                 #include <fcntl.h>
                 #include <sys/resource.h>

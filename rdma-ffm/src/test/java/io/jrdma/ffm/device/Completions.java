@@ -29,7 +29,9 @@ final class Completions {
 
         @Override
         public String toString() {
-            return "wr_id " + wrId + " " + status + " opcode " + opcode() + "(" + opcodeValue + ") byte_len " + byteLength
+            // a failed completion's opcode field is not valid (ibv_poll_cq(3)): show it raw only
+            String op = status.isSuccess() ? opcode() + "(" + opcodeValue + ")" : "invalid(" + opcodeValue + ")";
+            return "wr_id " + wrId + " " + status + " opcode " + op + " byte_len " + byteLength
                     + (hasImmediate ? " imm 0x" + Integer.toHexString(immediate) : "") + " qp 0x" + Integer.toHexString(qpNumber);
         }
     }
@@ -68,6 +70,23 @@ final class Completions {
             }
         }
         return got;
+    }
+
+    /**
+     * Polls one completion, which must have failed, and returns its error as
+     * {@link WorkCompletions#error(int, WcOpcode)} builds it for a caller that posted {@code posted}.
+     */
+    static WorkCompletionException awaitFailure(CompletionQueue cq, WcOpcode posted) {
+        long deadline = System.nanoTime() + DEFAULT_WAIT.toNanos();
+        try (Arena arena = Arena.ofConfined()) {
+            WorkCompletions wcs = WorkCompletions.allocate(arena, 1);
+            while (cq.poll(wcs) == 0) {
+                if (System.nanoTime() - deadline >= 0) fail("no completion on " + cq + " within " + DEFAULT_WAIT.toMillis() + " ms");
+                LockSupport.parkNanos(50_000);
+            }
+            if (wcs.isSuccess(0)) fail("expected a failed completion, got " + copy(wcs, 0));
+            return wcs.error(0, posted);
+        }
     }
 
     /** Asserts that nothing completes on {@code cq} within {@code quiet}. */
