@@ -10,6 +10,7 @@ import io.jrdma.ffm.SendWorkRequest;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.ffm.WorkCompletions;
+import io.jrdma.ffm.Wakeup;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -56,12 +57,12 @@ public final class RdmaConnection {
     private static final int ADAPTIVE_SPINS = 2_000;
     private static final Duration IDLE_WAIT = Duration.ofMillis(50);
     /**
-     * How long a sleeping poller waits for a CQ event before it re-checks. Only a close with no
-     * receive posted and nothing in flight needs the timeout: any other close moves the QP to
-     * ERR, and the flushed WRs raise an event at once. Each wake-up costs a poll, an arm and a
-     * syscall; fewer of them is what lets an idle EVENT connection use no CPU to speak of.
+     * How long a sleeping poller waits for a CQ event before it re-checks. Nothing depends on the
+     * re-check: a close signals the poller's wakeup, and flushed WRs raise events. Each wake-up
+     * costs a poll, an arm and a syscall; fewer of them is what lets an idle EVENT connection use
+     * no CPU to speak of.
      */
-    private static final Duration CHANNEL_WAIT = Duration.ofMillis(500);
+    private static final Duration CHANNEL_WAIT = Duration.ofSeconds(5);
     private static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
 
     private final ConnectionResources res;
@@ -87,6 +88,8 @@ public final class RdmaConnection {
     private final AtomicLong demand = new AtomicLong();
 
     private final Thread poller;
+    /** Cuts the poller's sleep on the completion channel short when the connection closes. */
+    private final Wakeup wakeup;
     private volatile boolean closing;
     /**
      * Set once the closer has moved the QP to ERR. Until then the poller must not finish, even with
@@ -109,6 +112,7 @@ public final class RdmaConnection {
         this.recvPosted = new boolean[config.receiveQueueDepth()];
         res.receivePool.reclaimWith(this::repostReceive);
         this.poller = resources.newThread("poller", this::pollLoop);
+        this.wakeup = Wakeup.create();
     }
 
     /** Posts every receive buffer; called before the connection is established so the peer never sees RNR. */
@@ -554,14 +558,19 @@ public final class RdmaConnection {
             for (int i = 0; i < n; i++) dispatch(wcs, i);
             return;
         }
-        channel.awaitEvent(CHANNEL_WAIT);
+        channel.awaitEvent(CHANNEL_WAIT, wakeup);
     }
 
     private void dispatch(WorkCompletions wcs, int i) {
         long wrId = wcs.wrId(i);
-        WorkCompletion wc = new WorkCompletion(wrId, wcs.status(i), wcs.opcode(i), wcs.byteLength(i), wcs.hasImmediate(i),
+        boolean receive = (wrId & RECV_BIT) != 0;
+        WcStatus status = wcs.status(i);
+        // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted
+        WcOpcode opcode = status == WcStatus.IBV_WC_SUCCESS ? wcs.opcode(i)
+                : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
+        WorkCompletion wc = new WorkCompletion(wrId, status, opcode, wcs.byteLength(i), wcs.hasImmediate(i),
                 wcs.immediateData(i), wcs.qpNumber(i));
-        if ((wrId & RECV_BIT) != 0) onReceiveCompletion((int) (wrId & 0xffff_ffffL), wc);
+        if (receive) onReceiveCompletion((int) (wrId & 0xffff_ffffL), wc);
         else onSendCompletion((int) wrId, wc);
         // While closing, the poller empties the CQ whatever the demand (the flushes free the
         // buffers); completions nobody requested are then not emitted, only their Monos see them.
@@ -615,6 +624,7 @@ public final class RdmaConnection {
         }
         disconnected = true;
         LockSupport.unpark(poller);
+        wakeup.signal();
         // user code runs in these signals: only after the poller may finish without us
         sendQueue.drain();  // fails the posts that were waiting for credit
         List<HandOff.Waiter<ReceivedMessage>> waiting;
@@ -661,6 +671,7 @@ public final class RdmaConnection {
         stillPosted.forEach(RegisteredBuffer::release);
         FluxSink<WorkCompletion> sink = completionSink;
         if (sink != null) sink.complete();
+        wakeup.close();  // the poller is done with it: finish() runs on it, or it never started
         res.close();
         resources.unregister(this);
         closed.tryEmitEmpty();

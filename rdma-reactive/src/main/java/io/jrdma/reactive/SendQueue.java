@@ -13,7 +13,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
-import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -50,6 +49,8 @@ final class SendQueue {
     private final AtomicInteger drainWip = new AtomicInteger();
     private final AtomicInteger posted = new AtomicInteger();
     private volatile boolean purge;
+    /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
+    private final AtomicBoolean sweepArmed = new AtomicBoolean();
     private volatile Supplier<? extends Throwable> closed;
     private volatile Throwable closeCause;
 
@@ -74,23 +75,53 @@ final class SendQueue {
             }
             op.retain();  // held until the completion, whatever the subscriber does
             op.sink = sink;
+            op.deadline = timer.now(TimeUnit.NANOSECONDS) + timeout.toNanos();
             sink.onCancel(() -> abandon(op));
-            try {
-                op.timeoutTask = timer.schedule(() -> timedOut(op), timeout.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (RejectedExecutionException e) {
-                op.release();
-                op.fail(e);
-                return;
-            }
             waiting.add(op);
+            if (sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
             drain();
         });
+    }
+
+    private void armSweep(long deadline) {
+        try {
+            timer.schedule(this::sweep, Math.max(0, deadline - timer.now(TimeUnit.NANOSECONDS)), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            sweepArmed.set(false);  // the timer is shut down: operations still end with their completions or the close
+        }
+    }
+
+    /**
+     * Times out every operation past its deadline, then re-arms for the earliest deadline left.
+     * Every outstanding operation is in the waiting queue or the in-flight table (the drainer
+     * publishes it in flight before taking it off the queue), and the flag is cleared before
+     * looking, so an operation submitted meanwhile either is seen here or arms the timer itself.
+     * A per-operation timer would cost a scheduler insert and cancel on every post.
+     */
+    private void sweep() {
+        sweepArmed.set(false);
+        long now = timer.now(TimeUnit.NANOSECONDS);
+        long next = Long.MAX_VALUE;
+        for (Op op : waiting) {
+            if (op.isTerminated()) continue;
+            if (op.deadline - now <= 0) timedOut(op);
+            else {
+                next = op.deadline;  // FIFO with one timeout: the rest are later still
+                break;
+            }
+        }
+        for (int slot = 0; slot < inFlight.length(); slot++) {
+            Op op = inFlight.get(slot);
+            if (op == null || op.isTerminated()) continue;
+            if (op.deadline - now <= 0) timedOut(op);
+            else next = Math.min(next, op.deadline);
+        }
+        if (next != Long.MAX_VALUE && sweepArmed.compareAndSet(false, true)) armSweep(next);
     }
 
     /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */
     private void abandon(Op op) {
         op.terminate();
-        op.cancelTimeout();
         if (op.abandonWaiting()) {
             purge = true;
             drain();
@@ -137,21 +168,22 @@ final class SendQueue {
                 }
                 int slot = takeSlot();
                 if (slot < 0) break;
-                waiting.poll();
-                if (op.startPosting()) {
-                    postNow(op, slot);
-                } else {
-                    returnSlot(slot);  // abandoned just now
+                if (!op.startPosting()) {  // abandoned just now
+                    returnSlot(slot);
+                    waiting.poll();
                     op.release();
+                    continue;
                 }
+                inFlight.set(slot, op);  // before the post (the completion can beat its return) and before the poll (the sweep must see it)
+                posted.incrementAndGet();
+                waiting.poll();
+                postNow(op, slot);
             }
             missed = drainWip.addAndGet(-missed);
         } while (missed != 0);
     }
 
     private void postNow(Op op, int slot) {
-        inFlight.set(slot, op);  // before the post: the completion can beat the return
-        posted.incrementAndGet();
         try {
             poster.post(op, slot);
         } catch (RuntimeException e) {
@@ -177,7 +209,6 @@ final class SendQueue {
             posted.decrementAndGet();
             returnSlot(slot);
             op.release();
-            op.cancelTimeout();
             if (wc.isSuccess()) {
                 op.succeed(wc);
             } else {
@@ -209,10 +240,15 @@ final class SendQueue {
             if (op != null) {
                 posted.decrementAndGet();
                 op.release();
-                op.cancelTimeout();
                 op.fail(error);
             }
         }
+    }
+
+    /** The completion opcode of what is posted in {@code slot}, or UNKNOWN if nothing is. */
+    WcOpcode postedOpcode(int slot) {
+        Op op = inFlight.get(slot);
+        return op == null ? WcOpcode.UNKNOWN : completionOpcode(op.opcode);
     }
 
     int availableCredits() {
@@ -262,7 +298,8 @@ final class SendQueue {
         int immediate;
         long compareAdd, swap;
         MonoSink<WorkCompletion> sink;
-        Disposable timeoutTask;
+        /** When the operation times out, on the queue's timer clock. */
+        long deadline;
         private static final int WAITING = 0, POSTED = 1, ABANDONED = 2;
         /** Waiting for a credit, then posted (the NIC owns the buffers until the completion) or abandoned unposted. */
         private final AtomicInteger phase = new AtomicInteger(WAITING);
@@ -332,9 +369,8 @@ final class SendQueue {
             return phase.get() == ABANDONED;
         }
 
-        void cancelTimeout() {
-            Disposable t = timeoutTask;
-            if (t != null) t.dispose();
+        boolean isTerminated() {
+            return terminated.get();
         }
 
         void succeed(WorkCompletion wc) {
