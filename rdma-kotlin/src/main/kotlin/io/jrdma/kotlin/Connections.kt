@@ -7,7 +7,6 @@ import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
 import java.util.Collections
 import java.util.WeakHashMap
-import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.channels.Channel
 import kotlinx.coroutines.channels.ClosedReceiveChannelException
@@ -71,9 +70,13 @@ public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaSer
     try {
         return block(this)
     } finally {
-        // dispose() joins the listener thread and closes accepted connections: blocking work
-        withContext(NonCancellable + Dispatchers.IO) { dispose() }
+        withContext(NonCancellable) { disposeAwait() }
     }
+}
+
+/** Stops listening and suspends until every connection the server accepted is closed; blocks no thread. */
+public suspend fun DisposableRdmaServer.disposeAwait() {
+    disposeLater().awaitSingleOrNull()
 }
 
 // connections() is a unicast Flux: one subscriber for the server's whole life, and a cancelled

@@ -16,7 +16,8 @@ import java.time.Duration;
 final class CmConnector {
     private CmConnector() {}
 
-    static final Duration EVENT_POLL = Duration.ofMillis(200);
+    /** How long an event thread sleeps between checks; a stop wakes it at once through its Wakeup. */
+    static final Duration EVENT_WAIT = Duration.ofSeconds(5);
 
     static RdmaConnection connect(ConnectionConfig config, RdmaResources resources, InetSocketAddress local,
                                   InetSocketAddress remote) {
@@ -42,8 +43,13 @@ final class CmConnector {
             CmEvent established = channel.await(id, CmEventType.ESTABLISHED, left(deadline));
             connection.remote(ConnectionDescriptor.decode(established.privateData()).exposed());
             Watcher watcher = new Watcher(channel, id, connection);
-            res.closeCm = watcher::stopAndClose;
-            resources.newThread("cm-events", watcher).start();
+            res.closeCm = watcher::stop;
+            try {
+                resources.newThread("cm-events", watcher).start();
+            } catch (RuntimeException e) {
+                watcher.loop.exited();  // it never ran: closing the connection frees id and channel through it
+                throw e;
+            }
             connection.start();
             return connection;
         } catch (RuntimeException e) {
@@ -84,32 +90,34 @@ final class CmConnector {
     }
 
     /**
-     * Reads the client connection's own event channel: DISCONNECTED closes the connection. It is
-     * also the only thread that may destroy the channel, so closing goes through it.
+     * Reads the client connection's own event channel: DISCONNECTED closes the connection. The
+     * channel and id are freed once both the connection asked for it and this thread has left.
      */
     static final class Watcher implements Runnable {
         private final EventChannel channel;
-        private final CmId id;
         private final RdmaConnection connection;
-        private volatile boolean stop;
-        private final java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        final EventLoopStop loop;
 
         Watcher(EventChannel channel, CmId id, RdmaConnection connection) {
             this.channel = channel;
-            this.id = id;
             this.connection = connection;
+            this.loop = new EventLoopStop(() -> {
+                id.close();
+                channel.close();
+            });
         }
 
         @Override
         public void run() {
             try {
-                while (!stop) {
+                while (!loop.stopping()) {
                     CmEvent e;
                     try {
-                        e = channel.next(EVENT_POLL);
+                        e = channel.next(EVENT_WAIT, loop.wakeup());
                     } catch (RdmaTimeoutException timeout) {
                         continue;
                     }
+                    if (e == null) continue;  // woken: the loop condition decides
                     if (e.type() == CmEventType.DISCONNECTED || e.type() == CmEventType.DEVICE_REMOVAL) {
                         connection.peerClosed(e.type() == CmEventType.DISCONNECTED ? "the peer disconnected" : "the RDMA device was removed");
                     }
@@ -117,20 +125,13 @@ final class CmConnector {
             } catch (RuntimeException e) {
                 connection.beginClose(e);
             } finally {
-                done.countDown();
+                loop.exited();
             }
         }
 
-        void stopAndClose() {
-            stop = true;
-            try {
-                if (!done.await(5, java.util.concurrent.TimeUnit.SECONDS)) return;  // leave it rather than free under a reader
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
-            }
-            id.close();
-            channel.close();
+        /** Called as the connection frees its resources; never blocks. */
+        void stop() {
+            loop.stop();
         }
     }
 }

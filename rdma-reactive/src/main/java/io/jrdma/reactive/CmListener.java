@@ -11,11 +11,10 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import reactor.core.publisher.Mono;
 
 /**
  * The passive side of rdma_cm: one thread reads the listener's event channel, accepts or rejects
@@ -30,14 +29,14 @@ final class CmListener implements Runnable {
     private final CmId listenId;
     private final InetSocketAddress address;
     private final Map<CmId, RdmaConnection> connections = new ConcurrentHashMap<>();
-    private final CountDownLatch done = new CountDownLatch(1);
     /**
      * The channel's users: the listener itself (until {@link #close()}) and every accepted id not
      * yet destroyed. An accepted connection frees its id only once the application has returned
      * its buffers, possibly long after the server stopped, and the channel must outlive its ids.
      */
     private final AtomicInteger liveIds = new AtomicInteger(1);
-    private volatile boolean stop;
+    /** The listen id and the listener's share of the channel go once close() was called and the thread left. */
+    private final EventLoopStop loop;
 
     CmListener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bindAddress, int backlog,
                Predicate<InetSocketAddress> acceptFilter, Consumer<RdmaConnection> onConnection) {
@@ -56,6 +55,10 @@ final class CmListener implements Runnable {
             channel.close();
             throw e;
         }
+        this.loop = new EventLoopStop(() -> {
+            listenId.close();
+            releaseChannel();
+        });
     }
 
     InetSocketAddress address() {
@@ -65,18 +68,26 @@ final class CmListener implements Runnable {
     @Override
     public void run() {
         try {
-            while (!stop) {
+            while (!loop.stopping()) {
                 CmEvent e;
                 try {
-                    e = channel.next(CmConnector.EVENT_POLL);
+                    e = channel.next(CmConnector.EVENT_WAIT, loop.wakeup());
                 } catch (RdmaTimeoutException timeout) {
                     continue;
                 }
-                handle(e);
+                if (e != null) handle(e);
             }
+        } catch (RuntimeException e) {
+            System.getLogger("io.jrdma.reactive").log(System.Logger.Level.ERROR,
+                    "the rdma_cm listener on " + address + " stopped accepting", e);
         } finally {
-            done.countDown();
+            loop.exited();
         }
+    }
+
+    /** For a listener whose thread could not be started: {@link #close()} then frees it at once. */
+    void neverStarted() {
+        loop.exited();
     }
 
     private void handle(CmEvent e) {
@@ -156,18 +167,13 @@ final class CmListener implements Runnable {
         }
     }
 
-    /** Stops accepting; established connections stay open until closed themselves. */
-    void close() {
-        stop = true;
-        try {
-            if (!done.await(5, TimeUnit.SECONDS)) return;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        for (RdmaConnection c : connections.values()) c.close().block(java.time.Duration.ofSeconds(15));
-        listenId.close();
-        releaseChannel();
+    /**
+     * Stops accepting and closes the connections it accepted, without blocking: the listener
+     * thread wakes up and leaves, then its connections (established or still being accepted) close
+     * concurrently. Completes when all of that is done.
+     */
+    Mono<Void> close() {
+        return loop.stop().then(Mono.defer(() -> Disposal.closeAll(connections.values())));
     }
 
     private void releaseChannel() {

@@ -4,12 +4,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
 
 /**
  * The threads behind connections, as an explicit resource (like Reactor Netty's LoopResources):
  * each connection gets one poller thread, and each rdma_cm event channel one event thread. They
  * block in native calls (poll, ibv_get_cq_event), so they are platform threads of their own and
- * never Reactor scheduler threads. {@link #dispose()} closes every connection still open.
+ * never Reactor scheduler threads. {@link #dispose()} and {@link #disposeLater()} close every
+ * connection still open.
  */
 public final class RdmaResources implements Disposable {
     private static final RdmaResources SHARED = new RdmaResources("jrdma");
@@ -52,14 +54,31 @@ public final class RdmaResources implements Disposable {
         return connections.size();
     }
 
+    /**
+     * Refuses new connections from now on and closes every open one, concurrently; completes when
+     * all are closed. Blocks no thread.
+     */
+    public Mono<Void> disposeLater() {
+        disposed = true;
+        return Disposal.closeAll(connections);
+    }
+
+    /**
+     * {@link #disposeLater()}, waiting up to 30 s for the connections to close, except on a Reactor
+     * thread that must not block (such as {@code parallel}), where it returns without waiting.
+     */
     @Override
     public void dispose() {
-        disposed = true;
-        for (RdmaConnection c : connections) c.close().block(java.time.Duration.ofSeconds(15));
+        Disposal.dispose(disposeLater(), this);
     }
 
     @Override
     public boolean isDisposed() {
         return disposed;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaResources[" + prefix + "]";
     }
 }

@@ -49,13 +49,26 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
             DisposableRdmaServer server = new DisposableRdmaServer();
             if (transport == Transport.RDMA_CM) {
                 CmListener l = new CmListener(config, resources, address, backlog, acceptFilter, server::connected);
-                server.start(l.address(), resources.newThread("cm-listener", l), l::close);
-            } else {
                 try {
-                    TcpConnector.Listener l = new TcpConnector.Listener(config, resources, address, backlog, acceptFilter, server::connected);
-                    server.start(l.address(), resources.newThread("tcp-listener", l), l::close);
+                    server.start(l.address(), resources.newThread("cm-listener", l), l::close);
+                } catch (RuntimeException e) {
+                    l.neverStarted();
+                    l.close().subscribe();
+                    throw e;
+                }
+            } else {
+                TcpConnector.Listener l;
+                try {
+                    l = new TcpConnector.Listener(config, resources, address, backlog, acceptFilter, server::connected);
                 } catch (IOException e) {
                     throw new UncheckedIOException("binding " + address + " failed", e);
+                }
+                try {
+                    server.start(l.address(), resources.newThread("tcp-listener", l), l::close);
+                } catch (RuntimeException e) {
+                    l.neverStarted();
+                    l.close().subscribe();
+                    throw e;
                 }
             }
             return server;

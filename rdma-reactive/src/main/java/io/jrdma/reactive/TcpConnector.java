@@ -22,11 +22,12 @@ import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * Connection setup without rdma_cm: QPN, GID, PSN and descriptors cross a TCP socket, and each
@@ -183,6 +184,7 @@ final class TcpConnector {
         private final Consumer<RdmaConnection> onConnection;
         private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
         private volatile boolean stop;
+        private final Sinks.Empty<Void> exited = Sinks.empty();
 
         Listener(ConnectionConfig config, RdmaResources resources, InetSocketAddress bind, int backlog,
                  Predicate<InetSocketAddress> acceptFilter, Consumer<RdmaConnection> onConnection) throws IOException {
@@ -201,6 +203,19 @@ final class TcpConnector {
 
         @Override
         public void run() {
+            try {
+                accept();
+            } finally {
+                exited.tryEmitEmpty();
+            }
+        }
+
+        /** For a listener whose thread could not be started. */
+        void neverStarted() {
+            exited.tryEmitEmpty();
+        }
+
+        private void accept() {
             while (!stop) {
                 Socket s;
                 try {
@@ -248,15 +263,19 @@ final class TcpConnector {
             }
         }
 
-        /** Stops accepting and closes the connections this listener accepted. */
-        void close() {
+        /**
+         * Stops accepting (closing the socket ends the accept) and closes the connections this
+         * listener accepted, concurrently and without blocking; completes when they are closed and
+         * the accepting thread has left.
+         */
+        Mono<Void> close() {
             stop = true;
             try {
                 server.close();
             } catch (IOException ignored) {
                 // already closed
             }
-            for (RdmaConnection c : connections) c.close().block(Duration.ofSeconds(15));
+            return Mono.whenDelayError(exited.asMono(), Disposal.closeAll(connections));
         }
     }
 }

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException.FlushedException;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.Timeout.ThreadMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /** Closing flushes outstanding work, fails what comes after, and frees resources in order. */
@@ -172,6 +174,66 @@ class CloseTest {
                 occupying.release();
                 StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
             }
+        }
+    }
+
+    /**
+     * dispose() must not block a thread that forbids it: on {@code parallel} it used to call
+     * block() and throw IllegalStateException. There it starts the closing and returns; the
+     * connections still close, concurrently.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void disposingOnANonBlockingThreadClosesEverythingWithoutBlockingIt(Transport transport) {
+        RdmaResources clientResources = RdmaResources.create("parallel-dispose");
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), RdmaClient.create().resources(clientResources))) {
+            RdmaConnection second = RdmaClient.create().resources(clientResources).host(LabPeers.SERVER_IP)
+                    .port(p.server.address().getPort()).localAddress(LabPeers.CLIENT_IP).transport(transport).connect().block(TIMEOUT);
+            assertEquals(2, clientResources.openConnections());
+
+            StepVerifier.create(Mono.fromRunnable(clientResources::dispose).subscribeOn(Schedulers.parallel()))
+                    .expectComplete().verify(TIMEOUT);
+            StepVerifier.create(Mono.when(p.client.onClose(), second.onClose())).expectComplete().verify(TIMEOUT);
+            assertEquals(0, clientResources.openConnections());
+            assertTrue(clientResources.isDisposed());
+
+            StepVerifier.create(Mono.fromRunnable(p.server::dispose).subscribeOn(Schedulers.parallel()))
+                    .expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.server.onDispose()).expectComplete().verify(TIMEOUT);
+            assertTrue(p.accepted.isClosed());
+        } finally {
+            clientResources.dispose();
+        }
+    }
+
+    /**
+     * disposeLater() completes only once the listener thread has left and its listening endpoint
+     * is freed: the thread is gone and the same port can be bound again at once.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void disposeLaterCompletesOnceTheListenerIsGoneAndItsPortFree(Transport transport) {
+        RdmaResources serverResources = RdmaResources.create("relisten");
+        try {
+            RdmaServer config = RdmaServer.create().resources(serverResources).host(LabPeers.SERVER_IP).transport(transport);
+            DisposableRdmaServer first = config.port(0).bind().block(TIMEOUT);
+            int port = first.address().getPort();
+            StepVerifier.create(first.connections()).then(first::disposeLater).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(first.disposeLater()).expectComplete().verify(TIMEOUT);
+            assertTrue(first.isDisposed());
+            assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith("relisten-")),
+                    "the listener thread has left by the time disposeLater() completes");
+
+            DisposableRdmaServer again = config.port(port).bind().block(TIMEOUT);
+            try {
+                RdmaConnection c = RdmaClient.create().host(LabPeers.SERVER_IP).port(port).localAddress(LabPeers.CLIENT_IP)
+                        .transport(transport).connect().block(TIMEOUT);
+                StepVerifier.create(c.close()).expectComplete().verify(TIMEOUT);
+            } finally {
+                StepVerifier.create(again.disposeLater()).expectComplete().verify(TIMEOUT);
+            }
+        } finally {
+            serverResources.dispose();
         }
     }
 }
