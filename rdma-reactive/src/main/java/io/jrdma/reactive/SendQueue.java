@@ -25,9 +25,13 @@ import reactor.core.scheduler.Scheduler;
  * <ul>
  * <li>at most {@code depth} operations are posted; the rest wait in FIFO order, without a thread;</li>
  * <li>an operation's buffers are retained from subscription until its completion is reported (or,
- *     if it was never posted, until it leaves the queue), whatever its subscriber does;</li>
- * <li>a cancelled or timed-out operation that was not posted leaves the queue at once and is never
- *     posted; one that was posted keeps its credit and buffers until its completion;</li>
+ *     if it was never posted, until it is abandoned), whatever its subscriber does;</li>
+ * <li>a cancelled or timed-out operation that was not posted is never posted and gives its buffers
+ *     back before its {@code Mono} signals; one that was posted keeps its credit and buffers until
+ *     its completion;</li>
+ * <li>whoever moves an operation out of the waiting phase owns the release of its buffers: the
+ *     drainer that posts it (released at the completion), or the canceller, timer or closer that
+ *     abandons it (released at once); so nothing is released twice;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed.</li>
  * </ul>
  */
@@ -123,6 +127,7 @@ final class SendQueue {
     private void abandon(Op op) {
         op.terminate();
         if (op.abandonWaiting()) {
+            op.release();  // never posted, and now never will be: the NIC never had these buffers
             purge = true;
             drain();
         }
@@ -131,6 +136,7 @@ final class SendQueue {
     private void timedOut(Op op) {
         if (!op.terminate()) return;
         boolean wasWaiting = op.abandonWaiting();
+        if (wasWaiting) op.release();  // before the signal: whoever sees the timeout may reuse the buffer
         op.sink.error(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
         if (wasWaiting) {
             purge = true;
@@ -150,28 +156,29 @@ final class SendQueue {
             if (purge) {
                 purge = false;
                 for (Iterator<Op> it = waiting.iterator(); it.hasNext(); ) {
-                    Op op = it.next();
-                    if (op.isAbandoned()) {
-                        it.remove();
-                        op.release();  // never posted: the NIC never had these buffers
-                    }
+                    if (it.next().isAbandoned()) it.remove();  // its abandoner released its buffers
                 }
             }
             Op op;
             while ((op = waiting.peek()) != null) {
                 Supplier<? extends Throwable> c = closed;
-                if (c != null || op.isAbandoned()) {
+                if (op.isAbandoned()) {
+                    waiting.poll();  // its abandoner released its buffers
+                    continue;
+                }
+                if (c != null) {
                     waiting.poll();
-                    op.release();  // never posted: the NIC never had these buffers
-                    if (c != null) op.fail(c.get());
+                    if (op.abandonWaiting()) {
+                        op.release();  // never posted: the NIC never had these buffers
+                        op.fail(c.get());
+                    }
                     continue;
                 }
                 int slot = takeSlot();
                 if (slot < 0) break;
-                if (!op.startPosting()) {  // abandoned just now
+                if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
                     returnSlot(slot);
                     waiting.poll();
-                    op.release();
                     continue;
                 }
                 inFlight.set(slot, op);  // before the post (the completion can beat its return) and before the poll (the sweep must see it)

@@ -112,6 +112,8 @@ class SendQueueTest {
                     OperationTimeoutException t = assertInstanceOf(OperationTimeoutException.class, e);
                     assertFalse(t.wasPosted(), t.getMessage());
                     assertEquals(SendOpcode.SEND, t.opcode());
+                    // the lab once saw 2 here on another thread: the error was signalled before the release
+                    assertEquals(1, waiter.refCount(), "released before the timeout is signalled");
                 })
                 .verify(Duration.ofSeconds(5));
         assertEquals(1, waiter.refCount(), "released when it timed out, not when a credit frees up");
