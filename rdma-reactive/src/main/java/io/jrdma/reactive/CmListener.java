@@ -20,7 +20,7 @@ import reactor.core.publisher.Mono;
  * The passive side of rdma_cm: one thread reads the listener's event channel, accepts or rejects
  * connect requests, hands established connections out and routes DISCONNECTED to them.
  */
-final class CmListener implements Runnable {
+final class CmListener implements AcceptLoop {
     private final ConnectionConfig config;
     private final RdmaResources resources;
     private final Predicate<InetSocketAddress> acceptFilter;
@@ -61,7 +61,8 @@ final class CmListener implements Runnable {
         });
     }
 
-    InetSocketAddress address() {
+    @Override
+    public InetSocketAddress address() {
         return address;
     }
 
@@ -85,8 +86,8 @@ final class CmListener implements Runnable {
         }
     }
 
-    /** For a listener whose thread could not be started: {@link #close()} then frees it at once. */
-    void neverStarted() {
+    @Override
+    public void neverStarted() {
         loop.exited();
     }
 
@@ -172,7 +173,8 @@ final class CmListener implements Runnable {
      * thread wakes up and leaves, then its connections (established or still being accepted) close
      * concurrently. Completes when all of that is done.
      */
-    Mono<Void> close() {
+    @Override
+    public Mono<Void> close() {
         return loop.stop().then(Mono.defer(() -> Disposal.closeAll(connections.values())));
     }
 

@@ -47,29 +47,22 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         return Mono.fromCallable(() -> {
             InetSocketAddress address = new InetSocketAddress(host, port);
             DisposableRdmaServer server = new DisposableRdmaServer();
+            AcceptLoop l;
             if (transport == Transport.RDMA_CM) {
-                CmListener l = new CmListener(config, resources, address, backlog, acceptFilter, server::connected);
-                try {
-                    server.start(l.address(), resources.newThread("cm-listener", l), l::close);
-                } catch (RuntimeException e) {
-                    l.neverStarted();
-                    l.close().subscribe();
-                    throw e;
-                }
+                l = new CmListener(config, resources, address, backlog, acceptFilter, server::connected);
             } else {
-                TcpConnector.Listener l;
                 try {
                     l = new TcpConnector.Listener(config, resources, address, backlog, acceptFilter, server::connected);
                 } catch (IOException e) {
                     throw new UncheckedIOException("binding " + address + " failed", e);
                 }
-                try {
-                    server.start(l.address(), resources.newThread("tcp-listener", l), l::close);
-                } catch (RuntimeException e) {
-                    l.neverStarted();
-                    l.close().subscribe();
-                    throw e;
-                }
+            }
+            try {
+                server.start(l.address(), resources.newThread(transport == Transport.RDMA_CM ? "cm-listener" : "tcp-listener", l), l::close);
+            } catch (RuntimeException e) {
+                l.neverStarted();
+                l.close().subscribe();
+                throw e;
             }
             return server;
         }).subscribeOn(Schedulers.boundedElastic());

@@ -176,7 +176,7 @@ final class TcpConnector {
     }
 
     /** Accepts TCP connections and turns each into an RDMA connection. */
-    static final class Listener implements Runnable {
+    static final class Listener implements AcceptLoop {
         private final ServerSocket server;
         private final ConnectionConfig config;
         private final RdmaResources resources;
@@ -197,7 +197,8 @@ final class TcpConnector {
             this.onConnection = onConnection;
         }
 
-        InetSocketAddress address() {
+        @Override
+        public InetSocketAddress address() {
             return (InetSocketAddress) server.getLocalSocketAddress();
         }
 
@@ -210,8 +211,8 @@ final class TcpConnector {
             }
         }
 
-        /** For a listener whose thread could not be started. */
-        void neverStarted() {
+        @Override
+        public void neverStarted() {
             exited.tryEmitEmpty();
         }
 
@@ -268,7 +269,8 @@ final class TcpConnector {
          * listener accepted, concurrently and without blocking; completes when they are closed and
          * the accepting thread has left.
          */
-        Mono<Void> close() {
+        @Override
+        public Mono<Void> close() {
             stop = true;
             try {
                 server.close();
