@@ -41,4 +41,19 @@ public record AsyncEvent(int type, String name, long elementAddress, int portNum
     public boolean concerns(QueuePair qp) {
         return elementAddress == qp.handle().address();
     }
+
+    public boolean concerns(SharedReceiveQueue srq) {
+        return elementAddress == srq.handle().address();
+    }
+
+    /** {@code IBV_EVENT_SRQ_LIMIT_REACHED}: fewer WRs than the armed limit are posted (the limit is disarmed). */
+    public boolean isSrqLimitReached() {
+        return type == IBV_EVENT_SRQ_LIMIT_REACHED;
+    }
+
+    /** An event after which the QP or CQ it names can no longer be used (fatal, access error, path failure). */
+    public boolean isFatal() {
+        return type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR || type == IBV_EVENT_QP_ACCESS_ERR
+                || type == IBV_EVENT_CQ_ERR || type == IBV_EVENT_SRQ_ERR || type == IBV_EVENT_DEVICE_FATAL;
+    }
 }

@@ -30,7 +30,8 @@ public class CmException extends RdmaException {
         return privateData.clone();
     }
 
-    static CmException of(CmEvent e, String awaited) {
+    /** The typed failure an unexpected event {@code e} means to someone awaiting {@code awaited}. */
+    public static CmException of(CmEvent e, String awaited) {
         String why = switch (e.type()) {
             case REJECTED -> e.status() == 8
                     ? "connection rejected: no listener at the destination (IB CM reason 8, invalid service ID)"

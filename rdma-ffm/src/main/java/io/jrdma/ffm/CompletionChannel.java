@@ -101,6 +101,30 @@ public final class CompletionChannel extends NativeResource {
         }
     }
 
+    /**
+     * Takes one pending completion event without waiting, for a thread that learned from poll(2)
+     * (a {@link PollSet}) that this channel is readable and is its only reader: returns the CQ the
+     * event belongs to, to be re-armed and polled like after {@link #awaitEvent}. Allocates nothing.
+     *
+     * @throws IllegalStateException when another thread is reading the channel, or it is closed
+     */
+    public CompletionQueue takeEvent() {
+        checkOpen();
+        if (!gate.enter(System.nanoTime(), this)) throw new IllegalStateException(this + " is being read by another thread");
+        try {
+            MemorySegment errno = Native.errnoBuffer();
+            int rc = (int) ibv_get_cq_event.invokeExact(errno, channel, cqOut, contextOut);
+            if (rc != 0) throw new VerbsException("ibv_get_cq_event", Native.errno(errno));
+            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.ADDRESS, 0).address());
+            cq.eventReceived();
+            return cq;
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        } finally {
+            gate.leave();
+        }
+    }
+
     private CompletionQueue queueAt(long address) {
         for (CompletionQueue cq : queues) if (cq.handle().address() == address) return cq;
         throw new IllegalStateException("completion event for an unknown CQ at 0x" + Long.toHexString(address));

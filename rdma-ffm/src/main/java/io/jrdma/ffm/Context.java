@@ -177,6 +177,16 @@ public final class Context extends NativeResource {
     }
 
     /**
+     * The descriptor that turns readable when an asynchronous event is pending: for a thread that
+     * waits on many descriptors ({@link PollSet}) and then takes the event with
+     * {@code nextAsyncEvent(Duration.ZERO)}.
+     */
+    public int asyncEventFd() {
+        checkOpen();
+        return (int) ibv_context_async_fd.get(ctx);
+    }
+
+    /**
      * The next asynchronous event (QP fatal, port change, SRQ limit, ...), acknowledged before
      * it is returned, or empty after the timeout.
      */

@@ -13,8 +13,9 @@ import java.util.Set;
 
 /**
  * {@code struct ibv_qp}. Posting goes through {@code ibv_context.ops.post_send/post_recv}
- * (static inline in verbs.h); the pointers are read once here and a reused bad_wr slot means a
- * post allocates nothing. Posts to one QP must come from one thread at a time.
+ * (static inline in verbs.h); the pointers are read once here and reused bad_wr slots mean a
+ * post allocates nothing. Sends and receives each have their own slot, so one thread may post
+ * sends while another posts receives; posts of one kind must come from one thread at a time.
  */
 public final class QueuePair extends NativeResource {
     private static final int ENOMEM = 12;
@@ -28,7 +29,9 @@ public final class QueuePair extends NativeResource {
     private final MemorySegment postRecv;
     private final CmId cmOwner;
     private final Arena scratchArena = Arena.ofShared();
-    private final MemorySegment badWr = scratchArena.allocate(ValueLayout.ADDRESS);
+    /** ibv_post_send's and ibv_post_recv's bad_wr out-parameters: separate, since the two post paths run on different threads. */
+    private final MemorySegment badSendWr = scratchArena.allocate(ValueLayout.ADDRESS);
+    private final MemorySegment badRecvWr = scratchArena.allocate(ValueLayout.ADDRESS);
 
     QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment grantedInit, CmId cmOwner) {
         super(pd, init.sendCq(), init.recvCq() == init.sendCq() ? null : init.recvCq(), init.srq(), cmOwner);
@@ -148,26 +151,26 @@ public final class QueuePair extends NativeResource {
     public void postSend(SendWorkRequest wr) {
         checkOpen();
         int rc;
-        badWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        badSendWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
         try {
-            rc = (int) ops_post_send.invokeExact(postSend, qp, wr.segment(), badWr);
+            rc = (int) ops_post_send.invokeExact(postSend, qp, wr.segment(), badSendWr);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
-        if (rc != 0) throw postError("ibv_post_send", kind(), badWr, rc);
+        if (rc != 0) throw postError("ibv_post_send", kind(), badSendWr, rc);
     }
 
     /** Posts a receive WR (chain). Not for QPs attached to an SRQ. */
     public void postReceive(ReceiveWorkRequest wr) {
         checkOpen();
         int rc;
-        badWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
+        badRecvWr.set(ValueLayout.ADDRESS, 0, MemorySegment.NULL);
         try {
-            rc = (int) ops_post_recv.invokeExact(postRecv, qp, wr.segment(), badWr);
+            rc = (int) ops_post_recv.invokeExact(postRecv, qp, wr.segment(), badRecvWr);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }
-        if (rc != 0) throw postError("ibv_post_recv", kind(), badWr, rc);
+        if (rc != 0) throw postError("ibv_post_recv", kind(), badRecvWr, rc);
     }
 
     static RdmaException postError(String function, String target, MemorySegment badWr, int rc) {

@@ -27,7 +27,8 @@ public final class SharedReceiveQueue extends NativeResource {
         this.postSrqRecv = (MemorySegment) ibv_context_ops_post_srq_recv.get(ctx);
     }
 
-    MemorySegment handle() {
+    /** The {@code struct ibv_srq *} (what {@link AsyncEvent#elementAddress()} names for SRQ events). */
+    public MemorySegment handle() {
         return srq;
     }
 

@@ -52,6 +52,11 @@ public final class CmCalls {
             FunctionDescriptor.ofVoid(ADDRESS));
     public static final MethodHandle rdma_set_option = functionWithErrno(RDMACM, "rdma_set_option",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS, JAVA_LONG));
+    /** {@code struct ibv_context **rdma_get_devices(int *num_devices)}: the contexts librdmacm opened, referenced until freed. */
+    public static final MethodHandle rdma_get_devices = functionWithErrno(RDMACM, "rdma_get_devices",
+            FunctionDescriptor.of(ADDRESS, ADDRESS));
+    public static final MethodHandle rdma_free_devices = function(RDMACM, "rdma_free_devices",
+            FunctionDescriptor.ofVoid(ADDRESS));
     public static final MethodHandle rdma_event_str = function(RDMACM, "rdma_event_str",
             FunctionDescriptor.of(ADDRESS, JAVA_INT));
 }
