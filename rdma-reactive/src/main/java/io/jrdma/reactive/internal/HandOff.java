@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal;
 
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
@@ -18,9 +18,9 @@ import reactor.core.publisher.Operators;
  * only once its subscriber has requested, so a value is never offered to a subscriber that cannot
  * take it.
  */
-final class HandOff<T> extends Mono<T> {
+public final class HandOff<T> extends Mono<T> {
     /** A subscriber waiting for a value. */
-    interface Waiter<T> {
+    public interface Waiter<T> {
         /** Delivers {@code value} and completes; false if the subscriber cancelled first (the caller keeps the value). */
         boolean offer(T value);
 
@@ -40,7 +40,7 @@ final class HandOff<T> extends Mono<T> {
      * @param register   called once per subscription, after the first request: offer a value now or keep the waiter
      * @param unregister called when a registered waiter's subscriber cancels: forget the waiter
      */
-    static <T> Mono<T> create(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
+    public static <T> Mono<T> create(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
         return new HandOff<>(register, unregister);
     }
 

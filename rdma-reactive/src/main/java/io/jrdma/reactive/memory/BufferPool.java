@@ -1,8 +1,11 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.MemoryRegion;
 import io.jrdma.ffm.ProtectionDomain;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.HandOff;
+import io.jrdma.reactive.internal.MemoryInternals;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -20,8 +23,12 @@ import reactor.core.publisher.Mono;
  * held by an in-flight work request keeps the whole region alive.
  */
 public final class BufferPool implements AutoCloseable {
+    static {
+        MemoryInternals.install(new Internals());
+    }
+
     private final Runnable deregister;
-    private final int bufferSize;
+    private final long bufferSize;
     private final RegisteredBuffer[] all;
     private final ArrayDeque<RegisteredBuffer> free = new ArrayDeque<>();          // guarded by this
     private final ArrayDeque<HandOff.Waiter<RegisteredBuffer>> waiters = new ArrayDeque<>();  // guarded by this
@@ -36,7 +43,7 @@ public final class BufferPool implements AutoCloseable {
      * the buffers RDMA buffers is the registration behind {@code lkey}/{@code rkey}, undone by
      * {@code deregister} once the last buffer is back after {@link #close()}.
      */
-    BufferPool(MemorySegment memory, int lkey, int rkey, int bufferSize, int count, Runnable deregister) {
+    BufferPool(MemorySegment memory, int lkey, int rkey, long bufferSize, int count, Runnable deregister) {
         this.deregister = deregister;
         this.bufferSize = bufferSize;
         this.all = new RegisteredBuffer[count];
@@ -47,20 +54,33 @@ public final class BufferPool implements AutoCloseable {
         }
     }
 
-    /** Registers one region for {@code count} buffers of {@code bufferSize} bytes with exactly {@code access}. */
+    /**
+     * Registers one region for {@code count} buffers of {@code bufferSize} bytes with exactly
+     * {@code access}, in {@code pd}. Within an {@link io.jrdma.reactive.RdmaResources}, prefer
+     * {@link MemoryDomain#createPool}: it uses the protection domain every connection of the
+     * device shares.
+     */
     public static BufferPool create(ProtectionDomain pd, int bufferSize, int count, Set<Access> access) {
+        return register(pd, bufferSize, count, access, () -> { });
+    }
+
+    static BufferPool register(ProtectionDomain pd, long bufferSize, int count, Set<Access> access, Runnable afterDeregister) {
         if (bufferSize <= 0 || count <= 0) throw new IllegalArgumentException("buffer size and count must be positive");
         MemoryRegion region = pd.allocateRegistered(stride(bufferSize) * count, access);
-        return new BufferPool(region.segment(), region.lkey(), region.rkey(), bufferSize, count, region::close);
+        return new BufferPool(region.segment(), region.lkey(), region.rkey(), bufferSize, count, () -> {
+            region.close();
+            afterDeregister.run();
+        });
     }
 
     /** Cache-line aligned slices: two buffers never share a line the NIC and a CPU both write. */
-    static long stride(int bufferSize) {
+    static long stride(long bufferSize) {
         return (bufferSize + 63L) & ~63L;
     }
 
+    /** The size of each buffer (a pool of buffers larger than 2 GiB reports Integer.MAX_VALUE; see {@link RegisteredBuffer#capacity()}). */
     public int bufferSize() {
-        return bufferSize;
+        return (int) Math.min(bufferSize, Integer.MAX_VALUE);
     }
 
     public int capacity() {
@@ -80,9 +100,13 @@ public final class BufferPool implements AutoCloseable {
         this.reclaimer = reclaimer;
     }
 
-    /** A buffer now, or null when all are in use. */
+    /**
+     * A buffer now, or null when all are in use.
+     *
+     * @throws ConnectionException.Closed once the pool is closed
+     */
     public synchronized RegisteredBuffer tryAcquire() {
-        if (closing) throw new IllegalStateException("buffer pool closed");
+        if (closing) throw closedError();
         RegisteredBuffer b = free.poll();
         if (b != null) b.acquired();
         return b;
@@ -91,7 +115,8 @@ public final class BufferPool implements AutoCloseable {
     /**
      * A buffer, waiting (without blocking a thread) for one to come back when all are in use. A
      * subscriber that cancels never receives one, and a buffer coming back as it cancels goes to
-     * the next waiter or the free list, never astray.
+     * the next waiter or the free list, never astray. Fails with {@link ConnectionException.Closed}
+     * once the pool is closed.
      */
     public Mono<RegisteredBuffer> acquire() {
         return HandOff.create(this::awaitBuffer, w -> {
@@ -115,8 +140,12 @@ public final class BufferPool implements AutoCloseable {
                 b.acquired();
             }
         }
-        if (b == null) w.fail(new IllegalStateException("buffer pool closed"));
+        if (b == null) w.fail(closedError());
         else if (!w.offer(b)) b.release();
+    }
+
+    private static ConnectionException.Closed closedError() {
+        return new ConnectionException.Closed("buffer pool closed");
     }
 
     /** The last reference to {@code b} went: a reclaimer, a waiter or the free list gets it. */
@@ -175,6 +204,11 @@ public final class BufferPool implements AutoCloseable {
         return released;
     }
 
+    /** True once {@link #close()} was called. */
+    public synchronized boolean isClosed() {
+        return closing;
+    }
+
     /** Deregisters now if every buffer is back, else when the last one returns. */
     @Override
     public void close() {
@@ -188,7 +222,50 @@ public final class BufferPool implements AutoCloseable {
             release = free.size() == all.length;
             if (release) released = true;
         }
-        orphans.forEach(w -> w.fail(new ConnectionException.Closed("buffer pool closed")));
+        orphans.forEach(w -> w.fail(closedError()));
         if (release) releaseRegion();
+    }
+
+    @Override
+    public String toString() {
+        return "BufferPool[" + all.length + " x " + bufferSize + " bytes]";
+    }
+
+    /** What the connection core needs of the pools and buffers, and users must not call. */
+    private static final class Internals extends MemoryInternals {
+        @Override
+        public BufferPool register(ProtectionDomain pd, long bufferSize, int count, Set<Access> access, Runnable afterDeregister) {
+            return BufferPool.register(pd, bufferSize, count, access, afterDeregister);
+        }
+
+        @Override
+        public BufferPool pool(MemorySegment memory, int lkey, int rkey, long bufferSize, int count, Runnable deregister) {
+            return new BufferPool(memory, lkey, rkey, bufferSize, count, deregister);
+        }
+
+        @Override
+        public void reclaimWith(BufferPool pool, Predicate<RegisteredBuffer> reclaimer) {
+            pool.reclaimWith(reclaimer);
+        }
+
+        @Override
+        public RegisteredBuffer buffer(BufferPool pool, int index) {
+            return pool.buffer(index);
+        }
+
+        @Override
+        public int index(RegisteredBuffer buffer) {
+            return buffer.index();
+        }
+
+        @Override
+        public void whenReleased(BufferPool pool, Runnable action) {
+            pool.whenReleased(action);
+        }
+
+        @Override
+        public ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
+            return new ReceivedMessage(buffer, length, hasImmediate, immediate);
+        }
     }
 }

@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -10,7 +10,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * SEND, say) is still in flight: until then the peer has one credit less, which is how a slow
  * consumer pushes back on a fast sender.
  */
-public final class ReceivedMessage {
+public final class ReceivedMessage implements AutoCloseable {
     private final RegisteredBuffer buffer;
     private final int length;
     private final boolean hasImmediate;
@@ -56,6 +56,12 @@ public final class ReceivedMessage {
      */
     public void release() {
         if (released.compareAndSet(false, true)) buffer.release();
+    }
+
+    /** {@link #release()}: for try-with-resources and Kotlin's {@code use}. */
+    @Override
+    public void close() {
+        release();
     }
 
     @Override

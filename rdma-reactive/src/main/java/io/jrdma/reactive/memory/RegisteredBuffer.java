@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -10,8 +10,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * reference, and every work request that uses the buffer holds another until its completion
  * (success, error or flush) arrives, so cancelling an operation or releasing early never hands
  * memory back to the pool while the NIC may still read or write it.
+ *
+ * <p>A buffer is registered in the protection domain of one device of an
+ * {@link io.jrdma.reactive.RdmaResources}: it can be used by every connection of that device
+ * (a received message can be sent on another connection without a copy).
  */
-public final class RegisteredBuffer {
+public final class RegisteredBuffer implements AutoCloseable {
     private final BufferPool pool;
     private final int index;
     private final MemorySegment segment;
@@ -33,8 +37,9 @@ public final class RegisteredBuffer {
         return segment;
     }
 
-    public int capacity() {
-        return (int) segment.byteSize();
+    /** Bytes in the buffer: a pool's buffer size, or a whole registered region (which may exceed 2 GiB). */
+    public long capacity() {
+        return segment.byteSize();
     }
 
     public long address() {
@@ -43,6 +48,20 @@ public final class RegisteredBuffer {
 
     public int lkey() {
         return lkey;
+    }
+
+    /**
+     * The key a peer needs to READ, WRITE or run atomics on this buffer: only meaningful if the
+     * pool was registered with remote access. Send it with {@link #address()} (see
+     * {@link RemoteBuffer#writeTo}) in whatever format your peer expects.
+     */
+    public int rkey() {
+        return rkey;
+    }
+
+    /** The pool this buffer belongs to. */
+    public BufferPool pool() {
+        return pool;
     }
 
     /** Describes {@code [offset, offset + length)} of this buffer for a peer (needs remote access on the pool). */
@@ -87,6 +106,12 @@ public final class RegisteredBuffer {
         }
     }
 
+    /** {@link #release()}: for try-with-resources and Kotlin's {@code use}. */
+    @Override
+    public void close() {
+        release();
+    }
+
     /** This buffer's number in its pool (a receive buffer's is its receive slot). */
     int index() {
         return index;
@@ -102,5 +127,11 @@ public final class RegisteredBuffer {
 
     private void checkLive() {
         if (refCnt.get() <= 0) throw new IllegalStateException("buffer used after it was returned to its pool");
+    }
+
+    @Override
+    public String toString() {
+        return "RegisteredBuffer[" + capacity() + " bytes at 0x" + Long.toHexString(address()) + ", lkey 0x"
+                + Integer.toHexString(lkey) + "]";
     }
 }

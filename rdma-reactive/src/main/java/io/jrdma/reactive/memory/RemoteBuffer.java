@@ -1,4 +1,6 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
+
+import io.jrdma.reactive.RemoteRangeException;
 
 import java.nio.ByteBuffer;
 
@@ -16,11 +18,12 @@ public record RemoteBuffer(long address, int rkey, long length) {
 
     /** The sub-range {@code [offset, offset + length)}; fails with {@link RemoteRangeException} when outside. */
     public RemoteBuffer slice(long offset, long length) {
-        check(offset, length);
+        checkRange(offset, length);
         return new RemoteBuffer(address + offset, rkey, length);
     }
 
-    void check(long offset, long length) {
+    /** Fails with {@link RemoteRangeException} unless {@code [offset, offset + length)} lies within this buffer. */
+    public void checkRange(long offset, long length) {
         // offset + length could overflow to a negative sum that passes; this.length - length cannot
         if (offset < 0 || length < 0 || offset > this.length - length) {
             throw new RemoteRangeException(this, offset, length);

@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import java.util.Objects;
 
@@ -8,21 +8,24 @@ import java.util.Objects;
  * from {@code offset}. An operation holds a reference to every listed buffer until its
  * completion.
  */
-public record ScatterGatherElement(RegisteredBuffer buffer, int offset, int length) {
+public record ScatterGatherElement(RegisteredBuffer buffer, long offset, int length) {
     public ScatterGatherElement {
         Objects.requireNonNull(buffer, "buffer");
-        if (offset < 0 || length < 0 || (long) offset + length > buffer.capacity()) {
-            throw new IndexOutOfBoundsException("[" + offset + ", " + ((long) offset + length) + ") outside the local buffer of "
+        if (offset < 0 || length < 0 || offset > buffer.capacity() - length) {
+            throw new IndexOutOfBoundsException("[" + offset + ", " + (offset + length) + ") outside the local buffer of "
                     + buffer.capacity() + " bytes");
         }
     }
 
-    public static ScatterGatherElement of(RegisteredBuffer buffer, int offset, int length) {
+    public static ScatterGatherElement of(RegisteredBuffer buffer, long offset, int length) {
         return new ScatterGatherElement(buffer, offset, length);
     }
 
-    /** The whole buffer. */
+    /** The whole buffer (one SGE carries less than 2 GiB). */
     public static ScatterGatherElement of(RegisteredBuffer buffer) {
-        return new ScatterGatherElement(buffer, 0, buffer.capacity());
+        if (buffer.capacity() > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException(buffer + " is too large for one scatter-gather element: give a range");
+        }
+        return new ScatterGatherElement(buffer, 0, (int) buffer.capacity());
     }
 }

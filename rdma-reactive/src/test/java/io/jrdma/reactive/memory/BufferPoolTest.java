@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.HandOff;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -117,7 +119,8 @@ class BufferPoolTest {
         b.release();
         assertEquals(1, deregistered.get());
         assertTrue(pool.isReleased());
-        assertThrows(IllegalStateException.class, pool::tryAcquire);
+        assertThrows(ConnectionException.Closed.class, pool::tryAcquire, "a closed pool fails like acquire() does: one type");
+        StepVerifier.create(pool.acquire()).expectError(ConnectionException.Closed.class).verify(Duration.ofSeconds(5));
         assertThrows(IllegalStateException.class, a::release, "a second release is refused");
     }
 }

@@ -1,9 +1,10 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.RemoteRangeException;
 import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
