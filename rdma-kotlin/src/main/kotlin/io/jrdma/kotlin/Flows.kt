@@ -2,7 +2,7 @@ package io.jrdma.kotlin
 
 import io.jrdma.reactive.ConnectionException
 import io.jrdma.reactive.RdmaConnection
-import io.jrdma.reactive.ReceivedMessage
+import io.jrdma.reactive.memory.ReceivedMessage
 import io.jrdma.reactive.WorkCompletion
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow

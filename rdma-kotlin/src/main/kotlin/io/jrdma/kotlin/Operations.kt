@@ -1,11 +1,11 @@
 package io.jrdma.kotlin
 
-import io.jrdma.reactive.BufferPool
+import io.jrdma.reactive.memory.BufferPool
 import io.jrdma.reactive.RdmaConnection
-import io.jrdma.reactive.ReceivedMessage
-import io.jrdma.reactive.RegisteredBuffer
-import io.jrdma.reactive.RemoteBuffer
-import io.jrdma.reactive.ScatterGatherElement
+import io.jrdma.reactive.memory.ReceivedMessage
+import io.jrdma.reactive.memory.RegisteredBuffer
+import io.jrdma.reactive.memory.RemoteBuffer
+import io.jrdma.reactive.memory.ScatterGatherElement
 import io.jrdma.reactive.WorkCompletion
 import kotlinx.coroutines.reactor.awaitSingle
 
@@ -22,12 +22,12 @@ public suspend fun RdmaConnection.sendAwait(text: String): WorkCompletion = send
 
 /** SENDs `[offset, offset + length)` of [buffer] without copying. */
 public suspend fun RdmaConnection.sendAwait(
-    buffer: RegisteredBuffer, offset: Int = 0, length: Int = buffer.capacity() - offset,
+    buffer: RegisteredBuffer, offset: Long = 0, length: Int = Math.toIntExact(buffer.capacity() - offset),
 ): WorkCompletion = send(buffer, offset, length).awaitSingle()
 
 /** SEND_WITH_IMM of `[offset, offset + length)` of [buffer]; the receiver sees [immediate] too. */
 public suspend fun RdmaConnection.sendWithImmediateAwait(
-    buffer: RegisteredBuffer, offset: Int, length: Int, immediate: Int,
+    buffer: RegisteredBuffer, offset: Long, length: Int, immediate: Int,
 ): WorkCompletion = sendWithImmediate(buffer, offset, length, immediate).awaitSingle()
 
 /** RDMA WRITE of a copy of [bytes] into [target] at [targetOffset]. */
@@ -37,7 +37,7 @@ public suspend fun RdmaConnection.writeAwait(
 
 /** RDMA WRITE of `[sourceOffset, sourceOffset + length)` of [source] into [target] at [targetOffset], without copying. */
 public suspend fun RdmaConnection.writeAwait(
-    source: RegisteredBuffer, sourceOffset: Int, length: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+    source: RegisteredBuffer, sourceOffset: Long, length: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
 ): WorkCompletion = write(source, sourceOffset, length, target, targetOffset).awaitSingle()
 
 /** RDMA WRITE_WITH_IMM of a copy of [bytes]: the data lands in [target] and the peer's next receive completes with [immediate]. */
@@ -47,7 +47,7 @@ public suspend fun RdmaConnection.writeWithImmediateAwait(
 
 /** RDMA WRITE_WITH_IMM of `[sourceOffset, sourceOffset + length)` of [source], without copying. */
 public suspend fun RdmaConnection.writeWithImmediateAwait(
-    source: RegisteredBuffer, sourceOffset: Int, length: Int, immediate: Int,
+    source: RegisteredBuffer, sourceOffset: Long, length: Int, immediate: Int,
     target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
 ): WorkCompletion = writeWithImmediate(source, sourceOffset, length, target, targetOffset, immediate).awaitSingle()
 
@@ -58,7 +58,7 @@ public suspend fun RdmaConnection.readAwait(
 
 /** RDMA READ of [length] bytes at [sourceOffset] of [source] into [destination] at [destinationOffset], without copying. */
 public suspend fun RdmaConnection.readAwait(
-    source: RemoteBuffer, sourceOffset: Long, length: Int, destination: RegisteredBuffer, destinationOffset: Int = 0,
+    source: RemoteBuffer, sourceOffset: Long, length: Int, destination: RegisteredBuffer, destinationOffset: Long = 0,
 ): WorkCompletion = read(source, sourceOffset, length, destination, destinationOffset).awaitSingle()
 
 /** SENDs the [gather] list's bytes, in order, as one message. */

@@ -8,54 +8,138 @@ import java.util.Set;
 import java.util.function.Consumer;
 
 /**
- * The immutable settings a connection is built from; {@link RdmaClient} and {@link RdmaServer}
- * expose them fluently.
- *
- * @param sendQueueDepth    send WRs in flight at most: the credits posts wait for
- * @param receiveQueueDepth receive buffers kept posted: how many messages a peer may send ahead
- * @param bufferSize        size of each pooled send and receive buffer (the largest message)
- * @param bufferCount       pooled send buffers (copying operations take one each while in flight)
- * @param maxScatterGather  SGEs one send WR may list (scatter-gather operations)
- * @param exposedBufferSize bytes of memory this side exposes for the peer's READ/WRITE/atomics (0 = none)
- * @param exposedAccess     what the peer may do with it (least privilege: only what is listed)
- * @param connectTimeout    the limit for connection setup
- * @param operationTimeout  the limit for each operation, from subscription to completion
- * @param device            the TCP path's RDMA device, or null for the one owning the local address
- * @param port              the device's port number (from 1)
- * @param gidIndex          the TCP path's GID index, or -1 for the RoCE v2 GID of the local address
+ * The immutable settings a connection is built from. {@link RdmaClient} and {@link RdmaServer} set
+ * them fluently ({@code queueDepth}, {@code buffers}, {@code exposeBuffer}, ...); a connection's
+ * {@code config()} reads them back. There is no public constructor, so a new setting never
+ * breaks a caller.
  */
-public record ConnectionConfig(int sendQueueDepth, int receiveQueueDepth, int bufferSize, int bufferCount,
-                               int maxScatterGather, PollingMode pollingMode, long exposedBufferSize,
-                               Set<Access> exposedAccess, Duration connectTimeout, Duration operationTimeout,
-                               int maxInlineData, String device, int port, int gidIndex) {
-    public ConnectionConfig {
-        if (sendQueueDepth < 1 || receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
-        if (receiveQueueDepth > 0xFFFF) {
-            throw new IllegalArgumentException("receive queue depth " + receiveQueueDepth + " exceeds 65535, the connection descriptor's limit");
+public final class ConnectionConfig {
+    private static final ConnectionConfig DEFAULTS = new Draft().build();
+
+    private final int sendQueueDepth;
+    private final int receiveQueueDepth;
+    private final int bufferSize;
+    private final int bufferCount;
+    private final int maxScatterGather;
+    private final PollingMode pollingMode;
+    private final long exposedBufferSize;
+    private final Set<Access> exposedAccess;
+    private final Duration connectTimeout;
+    private final Duration operationTimeout;
+    private final int maxInlineData;
+    private final String device;
+    private final int port;
+    private final int gidIndex;
+
+    private ConnectionConfig(Draft d) {
+        if (d.sendQueueDepth < 1 || d.receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
+        if (d.receiveQueueDepth > 0xFFFF) {
+            throw new IllegalArgumentException("receive queue depth " + d.receiveQueueDepth
+                    + " exceeds 65535, the connection descriptor's limit");
         }
-        if (bufferSize < 8) throw new IllegalArgumentException("buffers need at least 8 bytes (atomics)");
-        if (bufferCount < 1) throw new IllegalArgumentException("bufferCount must be positive");
-        if (maxScatterGather < 1) throw new IllegalArgumentException("a work request needs at least one scatter-gather element");
-        Objects.requireNonNull(pollingMode, "pollingMode");
-        if (!connectTimeout.isPositive() || !operationTimeout.isPositive()) throw new IllegalArgumentException("timeouts must be positive");
-        if (maxInlineData < 0) throw new IllegalArgumentException("maxInlineData must not be negative");
-        if (port < 1) throw new IllegalArgumentException("device ports are numbered from 1");
-        if (gidIndex < -1) throw new IllegalArgumentException("gidIndex must be -1 (by local address) or a GID table index");
-        exposedAccess = exposedAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(exposedAccess);
+        if (d.bufferSize < 8) throw new IllegalArgumentException("buffers need at least 8 bytes (atomics)");
+        if (d.bufferCount < 1) throw new IllegalArgumentException("bufferCount must be positive");
+        if (d.maxScatterGather < 1) throw new IllegalArgumentException("a work request needs at least one scatter-gather element");
+        Objects.requireNonNull(d.pollingMode, "pollingMode");
+        if (d.exposedBufferSize < 0) throw new IllegalArgumentException("exposed buffer size must not be negative");
+        if (!d.connectTimeout.isPositive() || !d.operationTimeout.isPositive()) throw new IllegalArgumentException("timeouts must be positive");
+        if (d.maxInlineData < 0) throw new IllegalArgumentException("maxInlineData must not be negative");
+        if (d.port < 1) throw new IllegalArgumentException("device ports are numbered from 1");
+        if (d.gidIndex < -1) throw new IllegalArgumentException("gidIndex must be -1 (by local address) or a GID table index");
+        this.sendQueueDepth = d.sendQueueDepth;
+        this.receiveQueueDepth = d.receiveQueueDepth;
+        this.bufferSize = d.bufferSize;
+        this.bufferCount = d.bufferCount;
+        this.maxScatterGather = d.maxScatterGather;
+        this.pollingMode = d.pollingMode;
+        this.exposedBufferSize = d.exposedBufferSize;
+        this.exposedAccess = d.exposedAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(d.exposedAccess);
+        this.connectTimeout = d.connectTimeout;
+        this.operationTimeout = d.operationTimeout;
+        this.maxInlineData = d.maxInlineData;
+        this.device = d.device;
+        this.port = d.port;
+        this.gidIndex = d.gidIndex;
     }
 
+    /** 64 send credits, 64 posted receives, 4 KiB buffers, ADAPTIVE polling, 10 s to connect, 30 s per operation. */
     public static ConnectionConfig defaults() {
-        return new ConnectionConfig(64, 64, 4096, 64, 4, PollingMode.ADAPTIVE, 0, EnumSet.noneOf(Access.class),
-                Duration.ofSeconds(10), Duration.ofSeconds(30), 64, null, 1, -1);
+        return DEFAULTS;
     }
 
-    @Override
+    /** Send WRs in flight at most: the credits posts wait for. */
+    public int sendQueueDepth() {
+        return sendQueueDepth;
+    }
+
+    /** Receive buffers kept posted: how many messages a peer may send ahead (with a server's SRQ: its credit, see {@link RdmaServer#sharedReceiveQueue}). */
+    public int receiveQueueDepth() {
+        return receiveQueueDepth;
+    }
+
+    /** Size of each pooled send and receive buffer: the largest message. */
+    public int bufferSize() {
+        return bufferSize;
+    }
+
+    /** Buffers of the connection's copy pool (registered on first use; each copying operation holds one while in flight). */
+    public int bufferCount() {
+        return bufferCount;
+    }
+
+    /** Scatter-gather elements one send WR may list. */
+    public int maxScatterGather() {
+        return maxScatterGather;
+    }
+
+    /** How eagerly the connection's loop polls (a loop polls as eagerly as its most eager connection asks). */
+    public PollingMode pollingMode() {
+        return pollingMode;
+    }
+
+    /** Bytes of memory this side exposes of its own for the peer's READ/WRITE/atomics (0 = none). */
+    public long exposedBufferSize() {
+        return exposedBufferSize;
+    }
+
+    /** What the peer may do with the exposed memory (least privilege: only what is listed). */
     public Set<Access> exposedAccess() {
         return exposedAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(exposedAccess);
     }
 
-    Set<Access> qpAccess() {
-        return exposedBufferSize > 0 ? exposedAccess() : EnumSet.noneOf(Access.class);
+    /** The limit for connection setup. */
+    public Duration connectTimeout() {
+        return connectTimeout;
+    }
+
+    /** The limit for each operation, from subscription to completion. */
+    public Duration operationTimeout() {
+        return operationTimeout;
+    }
+
+    /** Sends and writes up to this size go inline (if the device grants it). */
+    public int maxInlineData() {
+        return maxInlineData;
+    }
+
+    /** The TCP path's RDMA device, or null for the one owning the local address. */
+    public String device() {
+        return device;
+    }
+
+    /** The device's port number (from 1). */
+    public int port() {
+        return port;
+    }
+
+    /** The TCP path's GID index, or -1 for the RoCE v2 GID of the local address. */
+    public int gidIndex() {
+        return gidIndex;
+    }
+
+    /** What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region). */
+    public Set<Access> qpAccess(boolean shared) {
+        return exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
     }
 
     /** A copy with {@code change} applied to a mutable draft of this configuration. */
@@ -65,14 +149,39 @@ public record ConnectionConfig(int sendQueueDepth, int receiveQueueDepth, int bu
         return d.build();
     }
 
-    /** The fields of a configuration under change; the record's constructor validates the result. */
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof ConnectionConfig c && sendQueueDepth == c.sendQueueDepth && receiveQueueDepth == c.receiveQueueDepth
+                && bufferSize == c.bufferSize && bufferCount == c.bufferCount && maxScatterGather == c.maxScatterGather
+                && pollingMode == c.pollingMode && exposedBufferSize == c.exposedBufferSize && exposedAccess.equals(c.exposedAccess)
+                && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
+                && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(sendQueueDepth, receiveQueueDepth, bufferSize, bufferCount, pollingMode, exposedBufferSize, device, port);
+    }
+
+    @Override
+    public String toString() {
+        return "ConnectionConfig[send " + sendQueueDepth + ", receive " + receiveQueueDepth + ", buffers " + bufferCount + " x "
+                + bufferSize + ", sge " + maxScatterGather + ", " + pollingMode + ", exposed " + exposedBufferSize + " " + exposedAccess
+                + ", connect " + connectTimeout + ", operation " + operationTimeout + ", inline " + maxInlineData
+                + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex) + "]";
+    }
+
+    /** The fields of a configuration under change; building validates them. */
     static final class Draft {
-        int sendQueueDepth, receiveQueueDepth, bufferSize, bufferCount, maxScatterGather, maxInlineData, port, gidIndex;
-        PollingMode pollingMode;
+        int sendQueueDepth = 64, receiveQueueDepth = 64, bufferSize = 4096, bufferCount = 64, maxScatterGather = 4;
+        int maxInlineData = 64, port = 1, gidIndex = -1;
+        PollingMode pollingMode = PollingMode.ADAPTIVE;
         long exposedBufferSize;
-        Set<Access> exposedAccess;
-        Duration connectTimeout, operationTimeout;
+        Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
+        Duration connectTimeout = Duration.ofSeconds(10), operationTimeout = Duration.ofSeconds(30);
         String device;
+
+        private Draft() {}
 
         private Draft(ConnectionConfig c) {
             sendQueueDepth = c.sendQueueDepth;
@@ -92,9 +201,7 @@ public record ConnectionConfig(int sendQueueDepth, int receiveQueueDepth, int bu
         }
 
         private ConnectionConfig build() {
-            return new ConnectionConfig(sendQueueDepth, receiveQueueDepth, bufferSize, bufferCount, maxScatterGather,
-                    pollingMode, exposedBufferSize, exposedAccess, connectTimeout, operationTimeout, maxInlineData, device,
-                    port, gidIndex);
+            return new ConnectionConfig(this);
         }
     }
 }

@@ -16,6 +16,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     final int port;
     final Transport transport;
     final ConnectionConfig config;
+    /** null: {@link RdmaResources#shared()}, looked up when used, so a spec does not start threads. */
     final RdmaResources resources;
 
     ConnectionSpec(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
@@ -28,6 +29,10 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
 
     /** A copy with these common settings and this instance's own. */
     abstract T copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources);
+
+    RdmaResources resources() {
+        return resources == null ? RdmaResources.shared() : resources;
+    }
 
     private T with(Consumer<ConnectionConfig.Draft> change) {
         return copy(host, port, transport, config.with(change), resources);
@@ -47,6 +52,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         return copy(host, port, Objects.requireNonNull(transport), config, resources);
     }
 
+    /** The loops, setup threads and device domains to run on (default: {@link RdmaResources#shared()}). */
     public T resources(RdmaResources resources) {
         return copy(host, port, transport, config, Objects.requireNonNull(resources));
     }
@@ -60,7 +66,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
-    /** Size and number of pooled buffers (the largest message is one buffer). */
+    /** Size and number of the copy pool's buffers (the largest message is one buffer; receive buffers have the same size). */
     public T buffers(int size, int count) {
         return with(d -> {
             d.bufferSize = size;
@@ -73,11 +79,15 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         return with(d -> d.maxScatterGather = elements);
     }
 
+    /** How eagerly completions are polled; a loop polls as eagerly as the most eager of its connections asks. */
     public T pollingMode(PollingMode mode) {
         return with(d -> d.pollingMode = Objects.requireNonNull(mode));
     }
 
-    /** Exposes {@code bytes} of registered memory to the peer with exactly {@code access}. */
+    /**
+     * Exposes {@code bytes} of registered memory of the connection's own (one region per
+     * connection; above 2 GiB is fine) to the peer with exactly {@code access}.
+     */
     public T exposeBuffer(long bytes, Access first, Access... rest) {
         return with(d -> {
             d.exposedBufferSize = bytes;

@@ -19,14 +19,14 @@ public final class OperationTimeoutException extends RdmaException {
         this.posted = posted;
     }
 
-    static OperationTimeoutException of(SendOpcode opcode, boolean posted, Duration timeout, String connection) {
+    public static OperationTimeoutException of(SendOpcode opcode, boolean posted, Duration timeout, String connection) {
         return new OperationTimeoutException(opcode + " on " + connection + " did not complete within " + timeout.toMillis() + " ms: "
                 + (posted ? "posted, but no completion came (the peer stopped responding or posting receives);"
                         + " its buffers stay held until the completion or flush arrives"
                         : "never posted: no send credit came free (too many operations in flight)"), opcode, posted);
     }
 
-    static OperationTimeoutException noPooledBuffer(Duration timeout, String connection) {
+    public static OperationTimeoutException noPooledBuffer(Duration timeout, String connection) {
         return new OperationTimeoutException("no pooled buffer of " + connection + " came free within " + timeout.toMillis()
                 + " ms: every one is held by an operation in flight or by the application", null, false);
     }

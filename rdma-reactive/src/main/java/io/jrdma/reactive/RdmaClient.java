@@ -1,8 +1,11 @@
 package io.jrdma.reactive;
 
+import io.jrdma.reactive.internal.HandOff;
+import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.setup.SetupCallback;
 import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Connects to an {@link RdmaServer} (or any peer speaking the same descriptor):
@@ -24,7 +27,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
     }
 
     public static RdmaClient create() {
-        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), RdmaResources.shared());
+        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null);
     }
 
     @Override
@@ -38,22 +41,33 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
     }
 
     /**
-     * Connects when subscribed. Setup blocks in native calls, so it runs on a bounded-elastic
-     * thread, within {@code connectTimeout}; a subscriber that cancels meanwhile never gets the
-     * connection, which is closed as soon as setup finishes.
+     * Connects when subscribed, within {@code connectTimeout}. Setup is driven by rdma_cm events
+     * (or a non-blocking socket) on the resources' setup thread: no thread waits for it, and the
+     * connection is emitted there. A subscriber that cancels meanwhile stops the setup; a
+     * connection established anyway is closed, never leaked.
      */
     public Mono<RdmaConnection> connect() {
-        return HandOff.<RdmaConnection>create(waiter -> Schedulers.boundedElastic().schedule(() -> {
-            try {
+        return Mono.defer(() -> {
+            AtomicReference<Runnable> cancel = new AtomicReference<>();
+            return HandOff.<RdmaConnection>create(waiter -> {
                 InetSocketAddress remote = new InetSocketAddress(host, port);
                 InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(localAddress, 0);
-                RdmaConnection c = transport == Transport.RDMA_CM
-                        ? CmConnector.connect(config, resources, local, remote)
-                        : TcpConnector.connect(config, resources, local, remote);
-                if (!waiter.offer(c)) c.close().subscribe();
-            } catch (Throwable t) {
-                waiter.fail(t);
-            }
-        }), waiter -> { });
+                cancel.set(resources().core().connect(transport, config, local, remote, new SetupCallback() {
+                    @Override
+                    public void established(ConnectionCore core) {
+                        RdmaConnection c = new RdmaConnection(core);
+                        if (!waiter.offer(c)) c.close().subscribe();
+                    }
+
+                    @Override
+                    public void failed(Throwable error) {
+                        waiter.fail(error);
+                    }
+                }));
+            }, waiter -> {
+                Runnable c = cancel.get();
+                if (c != null) c.run();
+            });
+        });
     }
 }

@@ -13,7 +13,8 @@ public class RdmaOperationException extends WorkCompletionException {
         super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), 0, detail);
     }
 
-    static RdmaOperationException of(WorkCompletion wc, WcOpcode posted) {
+    /** The typed exception for a failed completion; {@code posted} names what was posted (a failed completion's opcode is undefined). */
+    public static RdmaOperationException of(WorkCompletion wc, WcOpcode posted) {
         WorkCompletion named = wc.opcode() == WcOpcode.UNKNOWN || wc.status() != WcStatus.IBV_WC_SUCCESS && posted != null
                 ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber())
                 : wc;

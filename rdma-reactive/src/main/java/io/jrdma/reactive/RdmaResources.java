@@ -1,71 +1,93 @@
 package io.jrdma.reactive;
 
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
+import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.loop.Loop;
+import io.jrdma.reactive.memory.MemoryDomain;
+import java.util.List;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
- * The threads behind connections, as an explicit resource (like Reactor Netty's LoopResources):
- * each connection gets one poller thread, and each rdma_cm event channel one event thread. They
- * block in native calls (poll, ibv_get_cq_event), so they are platform threads of their own and
- * never Reactor scheduler threads. {@link #dispose()} and {@link #disposeLater()} close every
- * connection still open.
+ * What connections run on, as an explicit shared resource (like Reactor Netty's
+ * {@code LoopResources}): a fixed number of poller loops, each polling CQs that many connections
+ * share; one rdma_cm event thread and one TCP selector thread for every setup; and one
+ * protection domain per device, so memory registered once is usable on every connection of
+ * that device. The thread count is the number of loops plus at most two, whatever the number of
+ * connections. Loop threads are Reactor {@code NonBlocking}: a {@code block()} on them fails at
+ * once instead of freezing every connection of the loop.
+ *
+ * <p>{@link #dispose()} and {@link #disposeLater()} close every server and connection still open
+ * on these resources, then stop their threads.
  */
 public final class RdmaResources implements Disposable {
-    private static final RdmaResources SHARED = new RdmaResources("jrdma");
-
-    private final String prefix;
-    private final AtomicInteger counter = new AtomicInteger();
-    private final Set<RdmaConnection> connections = ConcurrentHashMap.newKeySet();
-    private volatile boolean disposed;
-
-    private RdmaResources(String prefix) {
-        this.prefix = prefix;
+    private static final class Shared {
+        static final RdmaResources INSTANCE = new RdmaResources(new ResourcesCore("jrdma", defaultLoops(), true));
     }
 
-    /** Process-wide resources with daemon threads; the default of every client and server. */
+    private final ResourcesCore core;
+
+    private RdmaResources(ResourcesCore core) {
+        this.core = core;
+    }
+
+    /** Process-wide resources with daemon threads (one loop per available processor); the default of every client and server. */
     public static RdmaResources shared() {
-        return SHARED;
+        return Shared.INSTANCE;
     }
 
+    /** Resources with one loop per available processor; thread names start with {@code threadNamePrefix}. */
     public static RdmaResources create(String threadNamePrefix) {
-        return new RdmaResources(threadNamePrefix);
+        return create(threadNamePrefix, defaultLoops());
     }
 
-    Thread newThread(String role, Runnable body) {
-        if (disposed) throw new IllegalStateException("RdmaResources " + prefix + " disposed");
-        Thread t = Thread.ofPlatform().name(prefix + "-" + role + "-" + counter.incrementAndGet()).daemon(true).unstarted(body);
-        return t;
+    /** Resources with {@code loops} poller loops (at least 1). */
+    public static RdmaResources create(String threadNamePrefix, int loops) {
+        return new RdmaResources(new ResourcesCore(threadNamePrefix, loops, true));
     }
 
-    void register(RdmaConnection c) {
-        connections.add(c);
-        if (disposed) c.close().subscribe();
+    private static int defaultLoops() {
+        return Math.max(1, Runtime.getRuntime().availableProcessors());
     }
 
-    void unregister(RdmaConnection c) {
-        connections.remove(c);
+    ResourcesCore core() {
+        return core;
+    }
+
+    /** The number of poller loops. */
+    public int loops() {
+        return core.loops().loops().size();
+    }
+
+    /** The loop threads' ids (for {@code ThreadMXBean} CPU accounting). */
+    public List<Long> loopThreadIds() {
+        return core.loops().loops().stream().map(Loop::threadId).toList();
     }
 
     /** Connections currently open on these resources. */
     public int openConnections() {
-        return connections.size();
+        return core.openConnections();
     }
 
     /**
-     * Refuses new connections from now on and closes every open one, concurrently; completes when
-     * all are closed. Blocks no thread.
+     * The protection domain of the device called {@code deviceName}, shared by every connection of
+     * that device on these resources: register memory here once and use it on all of them.
+     */
+    public MemoryDomain domain(String deviceName) {
+        return core.domains().named(deviceName);
+    }
+
+    /**
+     * Refuses new connections from now on and closes every server and connection, concurrently;
+     * then stops the threads. Completes when all of that is done. Blocks no thread.
      */
     public Mono<Void> disposeLater() {
-        disposed = true;
-        return Disposal.closeAll(connections);
+        return core.disposeLater();
     }
 
     /**
      * {@link #disposeLater()}, waiting up to 30 s for the connections to close, except on a Reactor
-     * thread that must not block (such as {@code parallel}), where it returns without waiting.
+     * thread that must not block (a loop thread included), where it returns without waiting.
      */
     @Override
     public void dispose() {
@@ -74,11 +96,11 @@ public final class RdmaResources implements Disposable {
 
     @Override
     public boolean isDisposed() {
-        return disposed;
+        return core.isDisposed();
     }
 
     @Override
     public String toString() {
-        return "RdmaResources[" + prefix + "]";
+        return "RdmaResources[" + core.prefix() + ", " + loops() + " loops]";
     }
 }

@@ -1,12 +1,11 @@
 package io.jrdma.reactive;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.internal.setup.ServerSettings;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.function.Predicate;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Accepts connections:
@@ -20,51 +19,85 @@ import reactor.core.scheduler.Schedulers;
 public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private final Predicate<InetSocketAddress> acceptFilter;
     private final int backlog;
+    private final int srqDepth;
+    private final int srqMaxDepth;
+    private final long sharedExposedBytes;
 
     private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources,
-                       Predicate<InetSocketAddress> acceptFilter, int backlog) {
+                       Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes) {
         super(host, port, transport, config, resources);
         this.acceptFilter = acceptFilter;
         this.backlog = backlog;
+        this.srqDepth = srqDepth;
+        this.srqMaxDepth = srqMaxDepth;
+        this.sharedExposedBytes = sharedExposedBytes;
     }
 
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), RdmaResources.shared(), a -> true, 16);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, 128, 0, 0, 0);
     }
 
     @Override
     RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes);
     }
 
-    /** Which peers to accept; the others are rejected (rdma_cm: with a reason in the reject's private data). */
+    /** Which peers to accept; the others are rejected with a reason (rdma_cm: in the reject's private data), which is also logged. */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
-        return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog);
+        return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
+                sharedExposedBytes);
+    }
+
+    /** Connect requests the kernel queues before they are handled (default 128). */
+    public RdmaServer backlog(int backlog) {
+        if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes);
+    }
+
+    /** {@link #sharedReceiveQueue(int, int)} that may grow to four times {@code depth}. */
+    public RdmaServer sharedReceiveQueue(int depth) {
+        return sharedReceiveQueue(depth, 4 * depth);
+    }
+
+    /**
+     * Every connection receives into one shared receive queue per device instead of a receive
+     * queue of its own, so receive memory stays {@code depth} buffers of {@code bufferSize} however
+     * many clients connect. A buffer is posted again when its message is released; when the
+     * application holds so many that fewer than a quarter of {@code depth} stay posted, the
+     * device's SRQ limit event adds {@code depth} more, up to {@code maxDepth}.
+     *
+     * <p>Flow control: each client is still told {@code receiveQueueDepth} as its credit (how many
+     * SENDs it may have outstanding). Those credits share the SRQ: if clients together send more
+     * than is posted, a SEND meets an RNR NAK and the sender's NIC retries it (rnr_retry 7, never
+     * lost); size {@code depth} for the expected burst, or keep credits in the application protocol
+     * (as the RPC layer does).
+     */
+    public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
+        if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes);
+    }
+
+    /**
+     * Exposes one region of {@code bytes} (per device) to every client with exactly {@code access},
+     * instead of a region per connection ({@link #exposeBuffer}): all clients read and write the
+     * same memory, which every accepted connection's {@code exposedBuffer()} returns. It is
+     * registered when the first client of a device connects and freed after the server is disposed
+     * and its last connection is closed.
+     */
+    public RdmaServer exposeSharedBuffer(long bytes, Access first, Access... rest) {
+        if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
+        // no region of each connection's own; the access travels in the configuration, where the QP's rights come from too
+        RdmaServer s = exposeBuffer(0, first, rest);
+        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes);
     }
 
     /** Starts listening when subscribed; emits once the server accepts connections. */
     public Mono<DisposableRdmaServer> bind() {
-        return Mono.fromCallable(() -> {
-            InetSocketAddress address = new InetSocketAddress(host, port);
+        return Mono.defer(() -> {
             DisposableRdmaServer server = new DisposableRdmaServer();
-            AcceptLoop l;
-            if (transport == Transport.RDMA_CM) {
-                l = new CmListener(config, resources, address, backlog, acceptFilter, server::connected);
-            } else {
-                try {
-                    l = new TcpConnector.Listener(config, resources, address, backlog, acceptFilter, server::connected);
-                } catch (IOException e) {
-                    throw new UncheckedIOException("binding " + address + " failed", e);
-                }
-            }
-            try {
-                server.start(l.address(), resources.newThread(transport == Transport.RDMA_CM ? "cm-listener" : "tcp-listener", l), l::close);
-            } catch (RuntimeException e) {
-                l.neverStarted();
-                l.close().subscribe();
-                throw e;
-            }
-            return server;
-        }).subscribeOn(Schedulers.boundedElastic());
+            ServerSettings settings = new ServerSettings(config, new InetSocketAddress(host, port), backlog, acceptFilter, srqDepth,
+                    srqMaxDepth, sharedExposedBytes, config.exposedAccess(), server::connected);
+            return resources().core().listen(transport, settings).map(server::listening);
+        });
     }
 }

@@ -1,5 +1,7 @@
 package io.jrdma.reactive;
 
+import io.jrdma.reactive.memory.RemoteBuffer;
+
 import io.jrdma.ffm.RdmaException;
 
 /** A READ/WRITE/atomic addressed bytes outside the peer's advertised buffer; nothing was posted. */

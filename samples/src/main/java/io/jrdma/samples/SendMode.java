@@ -1,7 +1,7 @@
 package io.jrdma.samples;
 
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.memory.ReceivedMessage;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,11 +1,11 @@
 package io.jrdma.samples;
 
 import io.jrdma.ffm.Access;
-import io.jrdma.reactive.BufferPool;
+import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.ReceivedMessage;
-import io.jrdma.reactive.RegisteredBuffer;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;

@@ -2,8 +2,8 @@ package io.jrdma.samples;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.ReceivedMessage;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

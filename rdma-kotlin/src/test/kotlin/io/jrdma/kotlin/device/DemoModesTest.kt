@@ -13,7 +13,7 @@ import io.jrdma.kotlin.writeAwait
 import io.jrdma.kotlin.writeWithImmediateAwait
 import io.jrdma.ffm.WcOpcode
 import io.jrdma.reactive.RemoteRangeException
-import io.jrdma.reactive.ScatterGatherElement
+import io.jrdma.reactive.memory.ScatterGatherElement
 import io.jrdma.reactive.Transport
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CoroutineStart

@@ -1,6 +1,6 @@
 package io.jrdma.reactive.rpc;
 
-import io.jrdma.reactive.RegisteredBuffer;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;

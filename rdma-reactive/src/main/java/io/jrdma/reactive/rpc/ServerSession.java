@@ -4,9 +4,9 @@ import static io.jrdma.reactive.rpc.Frames.REQUEST_HEADER;
 import static io.jrdma.reactive.rpc.Frames.RESPONSE_HEADER;
 
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.ReceivedMessage;
-import io.jrdma.reactive.RegisteredBuffer;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
-import io.jrdma.reactive.BufferPool;
+import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.ReceivedMessage;
-import io.jrdma.reactive.RegisteredBuffer;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.Transport;
 import java.time.Duration;
 import org.junit.jupiter.api.Tag;

@@ -16,9 +16,9 @@ import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException.FlushedException;
 import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
-import io.jrdma.reactive.ReceivedMessage;
-import io.jrdma.reactive.RegisteredBuffer;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.WorkCompletion;
 import java.lang.management.ManagementFactory;
@@ -92,20 +92,18 @@ class CloseTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void closeFreesMemoryAndThreadsOnlyOnceTheApplicationsBuffersAreBack(Transport transport) {
-        RdmaResources clientResources = RdmaResources.create("closing-client");
+    void closeFreesMemoryOnlyOnceTheApplicationsBuffersAreBackAndDisposingTheResourcesEndsTheirThreads(Transport transport) {
+        RdmaResources clientResources = RdmaResources.create("closing-client", 1);
         RdmaClient client = RdmaClient.create().resources(clientResources);
         try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), client)) {
             RdmaConnection c = p.client;
             RegisteredBuffer held = c.buffers().tryAcquire();
             p.accepted.send("kept").block(TIMEOUT);
             ReceivedMessage kept = c.receive().block(TIMEOUT);
-            long poller = c.pollerThreadId();
             assertEquals(1, clientResources.openConnections());
 
             StepVerifier.create(c.close()).expectComplete().verify(TIMEOUT);
             assertEquals(0, clientResources.openConnections());
-            LabPeers.await(() -> ManagementFactory.getThreadMXBean().getThreadInfo(poller) == null, "the poller thread ends");
             assertFalse(c.buffers().isReleased(), "a buffer the application holds keeps its region registered");
             assertEquals("kept", kept.text(), "a received message stays readable until released");
 
@@ -113,11 +111,14 @@ class CloseTest {
             assertTrue(c.buffers().isReleased(), "the last buffer back deregisters the region");
             kept.release();
             assertEquals(0, kept.buffer().refCount(), "the closed connection frees a released receive buffer");
-            LabPeers.await(() -> Thread.getAllStackTraces().keySet().stream()
-                    .noneMatch(t -> t.getName().startsWith("closing-client-")), "every thread of the client's resources ends");
+            assertEquals(0, c.domain().registeredBytes(), "nothing of the connection stays registered in the device's domain");
+            long loop = c.loopThreadId();
+            assertTrue(ManagementFactory.getThreadMXBean().getThreadInfo(loop) != null, "the loop serves other connections: it stays");
         } finally {
             clientResources.dispose();
         }
+        LabPeers.await(() -> Thread.getAllStackTraces().keySet().stream()
+                .noneMatch(t -> t.getName().startsWith("closing-client-")), "every thread of the disposed resources ends");
     }
 
     @ParameterizedTest

@@ -5,7 +5,7 @@ import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
-import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.Transport;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;

@@ -10,7 +10,7 @@ import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException.FlushedException;
-import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.WorkCompletion;
 import java.util.List;

@@ -10,7 +10,7 @@ import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.Transport;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
@@ -57,11 +57,11 @@ class PollingModeTest {
         ThreadMXBean threads = ManagementFactory.getThreadMXBean();
         assertTrue(threads.isThreadCpuTimeSupported(), "this JVM cannot measure thread CPU time");
         threads.setThreadCpuTimeEnabled(true);
-        long before = threads.getThreadCpuTime(connection.pollerThreadId());
+        long before = threads.getThreadCpuTime(connection.loopThreadId());
         // the poller has done work by now: a reading of 0 would mean the measurement sees nothing
         assertTrue(before > 0, "the poller thread is alive and its CPU time is measured: " + before);
         LockSupport.parkNanos(IDLE.toNanos());
-        return threads.getThreadCpuTime(connection.pollerThreadId()) - before;
+        return threads.getThreadCpuTime(connection.loopThreadId()) - before;
     }
 
     @ParameterizedTest

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
-import io.jrdma.reactive.ReceivedMessage;
+import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.Transport;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -12,7 +12,7 @@ import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException.RemoteAccessException;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.RemoteRangeException;
 import io.jrdma.reactive.Transport;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,7 +33,7 @@ class RemoteAccessFailureTest {
         RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e);
         assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, r.status(), r.getMessage());
         assertEquals(opcode, r.opcode(), r.getMessage());
-        assertEquals(on.queuePair().qpNumber(), r.qpNumber(), r.getMessage());
+        assertEquals(on.qpNumber(), r.qpNumber(), r.getMessage());
     }
 
     @ParameterizedTest
@@ -78,7 +78,7 @@ class RemoteAccessFailureTest {
                     .verify(TIMEOUT);
             StepVerifier.create(client.read(remote.slice(0, 16), 8, 16)).expectError(RemoteRangeException.class)
                     .verify(TIMEOUT);
-            io.jrdma.reactive.RegisteredBuffer local = client.buffers().tryAcquire();
+            io.jrdma.reactive.memory.RegisteredBuffer local = client.buffers().tryAcquire();
             StepVerifier.create(client.write(local, local.capacity() - 4, 8, remote, 0))  // outside the local buffer: an error signal, not a throw
                     .expectError(IndexOutOfBoundsException.class).verify(TIMEOUT);
             local.release();

@@ -1,28 +1,30 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal.core;
 
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.Function;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
-/** Closing many connections at once, and {@code dispose()} that never blocks a thread that must not block. */
-final class Disposal {
+/** Closing many things at once, and {@code dispose()} that never blocks a thread that must not block. */
+public final class Disposal {
     private Disposal() {}
 
     /** How long a blocking {@code dispose()} waits for everything to close before it logs and returns. */
-    static final Duration BLOCKING_DISPOSE_TIMEOUT = Duration.ofSeconds(30);
+    public static final Duration BLOCKING_DISPOSE_TIMEOUT = Duration.ofSeconds(30);
 
-    /** Closes every connection of a snapshot of {@code connections} concurrently; completes when all are closed. */
-    static Mono<Void> closeAll(Collection<RdmaConnection> connections) {
-        return Mono.whenDelayError(List.copyOf(connections).stream().map(RdmaConnection::close).toList());
+    /** Closes every element of a snapshot of {@code all} concurrently; completes when all are closed. */
+    public static <T> Mono<Void> closeAll(Collection<T> all, Function<T, Mono<Void>> close) {
+        return Mono.whenDelayError(List.copyOf(all).stream().map(close).toList());
     }
 
     /**
      * The body of a {@code Disposable.dispose()}: waits for {@code later} (bounded) on a thread
-     * that may block; on a Reactor thread that must not block, starts it and returns at once.
+     * that may block; on a Reactor thread that must not block (a loop thread included), starts it
+     * and returns at once.
      */
-    static void dispose(Mono<Void> later, Object what) {
+    public static void dispose(Mono<Void> later, Object what) {
         if (Schedulers.isInNonBlockingThread()) {
             later.subscribe(null, e -> failed(what, e));
             return;

@@ -1,8 +1,13 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
+import io.jrdma.reactive.OperationTimeoutException;
+import io.jrdma.reactive.RdmaOperationException;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.memory.RemoteBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.time.Duration;
 import java.util.Iterator;
 import java.util.Queue;
@@ -35,7 +40,7 @@ import reactor.core.scheduler.Scheduler;
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed.</li>
  * </ul>
  */
-final class SendQueue {
+public final class SendQueue {
     /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
     interface Poster {
         void post(Op op, int slot);
@@ -52,6 +57,8 @@ final class SendQueue {
     private final Queue<Op> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicInteger drainWip = new AtomicInteger();
     private final AtomicInteger posted = new AtomicInteger();
+    /** A drainer is between its look at {@code closed} and the end of its post. */
+    private volatile boolean posting;
     private volatile boolean purge;
     /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
     private final AtomicBoolean sweepArmed = new AtomicBoolean();
@@ -70,7 +77,7 @@ final class SendQueue {
     }
 
     /** Queues {@code op} when subscribed; posts it as soon as a credit is free. */
-    Mono<WorkCompletion> submit(Op op) {
+    public Mono<WorkCompletion> submit(Op op) {
         return Mono.create(sink -> {
             Supplier<? extends Throwable> c = closed;
             if (c != null) {
@@ -149,7 +156,7 @@ final class SendQueue {
      * work-in-progress counter at zero), so the poster needs no lock and only the drainer removes
      * operations from the queue.
      */
-    void drain() {
+    public void drain() {
         if (drainWip.getAndIncrement() != 0) return;
         int missed = 1;
         do {
@@ -161,12 +168,16 @@ final class SendQueue {
             }
             Op op;
             while ((op = waiting.peek()) != null) {
-                Supplier<? extends Throwable> c = closed;
                 if (op.isAbandoned()) {
                     waiting.poll();  // its abandoner released its buffers
                     continue;
                 }
+                // set before looking at closed, cleared only after the post: the closer sets closed,
+                // then awaitNoPoster() reads posting, so one of the two sees the other
+                posting = true;
+                Supplier<? extends Throwable> c = closed;
                 if (c != null) {
+                    posting = false;
                     waiting.poll();
                     if (op.abandonWaiting()) {
                         op.release();  // never posted: the NIC never had these buffers
@@ -175,8 +186,12 @@ final class SendQueue {
                     continue;
                 }
                 int slot = takeSlot();
-                if (slot < 0) break;
+                if (slot < 0) {
+                    posting = false;
+                    break;
+                }
                 if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
+                    posting = false;
                     returnSlot(slot);
                     waiting.poll();
                     continue;
@@ -193,7 +208,9 @@ final class SendQueue {
     private void postNow(Op op, int slot) {
         try {
             poster.post(op, slot);
+            posting = false;
         } catch (RuntimeException e) {
+            posting = false;
             inFlight.set(slot, null);
             posted.decrementAndGet();
             returnSlot(slot);
@@ -235,9 +252,13 @@ final class SendQueue {
         closed = closedError;
     }
 
-    /** Waits out a drainer that may be inside {@code ibv_post_send} (it saw the queue open). */
+    /**
+     * Waits out a drainer that may be inside {@code ibv_post_send} (it saw the queue open); call
+     * after {@link #close}. Only the post itself is waited for, never a drainer running a
+     * subscriber's signal, which might wait for this very close.
+     */
     void awaitNoPoster() {
-        while (drainWip.get() != 0) Thread.onSpinWait();
+        while (posting) Thread.onSpinWait();
     }
 
     /** After the QP is destroyed: operations whose completions never came give their buffers back and fail. */
@@ -295,12 +316,13 @@ final class SendQueue {
     }
 
     /** One send-queue operation, from subscription to completion. */
-    static final class Op {
-        final SendOpcode opcode;
-        final ScatterGatherElement[] sges;
-        final long length;
-        RemoteBuffer remote;
-        long remoteOffset;
+    public static final class Op {
+        public final SendOpcode opcode;
+        public final ScatterGatherElement[] sges;
+        /** Bytes the gather/scatter list covers. */
+        public final long length;
+        public RemoteBuffer remote;
+        public long remoteOffset;
         boolean hasImmediate;
         int immediate;
         long compareAdd, swap;
@@ -313,7 +335,7 @@ final class SendQueue {
         /** Set once the Mono has terminated or its subscriber left: nothing more is signalled. */
         private final AtomicBoolean terminated = new AtomicBoolean();
 
-        Op(SendOpcode opcode, ScatterGatherElement... sges) {
+        public Op(SendOpcode opcode, ScatterGatherElement... sges) {
             this.opcode = opcode;
             this.sges = sges;
             long total = 0;
@@ -321,19 +343,19 @@ final class SendQueue {
             this.length = total;
         }
 
-        Op remote(RemoteBuffer target, long offset) {
+        public Op remote(RemoteBuffer target, long offset) {
             this.remote = target;
             this.remoteOffset = offset;
             return this;
         }
 
-        Op immediate(int value) {
+        public Op immediate(int value) {
             this.hasImmediate = true;
             this.immediate = value;
             return this;
         }
 
-        Op atomic(long compareAdd, long swap) {
+        public Op atomic(long compareAdd, long swap) {
             this.compareAdd = compareAdd;
             this.swap = swap;
             return this;

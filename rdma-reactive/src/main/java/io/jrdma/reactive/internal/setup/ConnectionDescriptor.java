@@ -1,7 +1,12 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.reactive.ConnectionConfig;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 
 /**
  * What each side tells the other while connecting, in rdma_cm private data or the TCP exchange.
@@ -10,33 +15,40 @@ import java.nio.ByteOrder;
  *   0  u32 magic 0x4A52444D ("JRDM")     12  u32 receive buffer size
  *   4  u8  version (1)                   16  u64 exposed buffer address (0 = none)
  *   5  u8  flags (0)                     24  u32 exposed buffer rkey
- *   6  u16 receive queue depth           28  u32 exposed buffer length (bytes)
- *   8  u32 reserved (0)
+ *   6  u16 receive queue depth           28  u32 exposed buffer length, low 32 bits
+ *   8  u32 exposed buffer length, high 32 bits (0 below 4 GiB; a version 1 peer sends 0 there)
  * </pre>
+ * The receive queue depth is the credit the peer may use: with a server's shared receive queue,
+ * the server's configured per-connection share of it.
  */
-record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed) {
+public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed) {
     static final int MAGIC = 0x4A52444D;
     static final int VERSION = 1;
-    static final int SIZE = 32;
+    public static final int SIZE = 32;
 
     /** The wire fields are u16 and u32: a value that does not fit must fail, not be truncated. */
-    ConnectionDescriptor {
+    public ConnectionDescriptor {
         if (receiveDepth < 0 || receiveDepth > 0xFFFF) {
             throw new IllegalArgumentException("receive depth " + receiveDepth + " does not fit the descriptor's u16");
         }
-        if (exposed.length() > 0xFFFF_FFFFL) {
-            throw new IllegalArgumentException("exposed length " + exposed.length() + " does not fit the descriptor's u32");
-        }
     }
 
-    byte[] encode() {
+    /** This side's descriptor: its receive credit and buffer size, and the memory it exposes (or none). */
+    static ConnectionDescriptor of(ConnectionConfig config, RegisteredBuffer exposed) {
+        RemoteBuffer e = exposed == null ? new RemoteBuffer(0, 0, 0) : exposed.toRemote(0, exposed.capacity());
+        return new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), e);
+    }
+
+    public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.BIG_ENDIAN);
-        b.putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) receiveDepth).putInt(0).putInt(receiveBufferSize);
-        b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) exposed.length());
+        long length = exposed.length();
+        b.putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) receiveDepth).putInt((int) (length >>> 32))
+                .putInt(receiveBufferSize);
+        b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) length);
         return b.array();
     }
 
-    static ConnectionDescriptor decode(byte[] data) {
+    public static ConnectionDescriptor decode(byte[] data) {
         if (data.length < SIZE) throw new ConnectionException.Protocol("connection descriptor of " + data.length + " bytes, expected " + SIZE);
         ByteBuffer b = ByteBuffer.wrap(data).order(ByteOrder.BIG_ENDIAN);
         int magic = b.getInt();
@@ -45,9 +57,24 @@ record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffe
         if (version != VERSION) throw new ConnectionException.Protocol("unsupported jrdma protocol version " + version);
         b.get();
         int depth = Short.toUnsignedInt(b.getShort());
-        b.getInt();
+        long lengthHigh = Integer.toUnsignedLong(b.getInt());
         int size = b.getInt();
-        RemoteBuffer exposed = new RemoteBuffer(b.getLong(), b.getInt(), Integer.toUnsignedLong(b.getInt()));
-        return new ConnectionDescriptor(depth, size, exposed);
+        long address = b.getLong();
+        int rkey = b.getInt();
+        long length = lengthHigh << 32 | Integer.toUnsignedLong(b.getInt());
+        if (length < 0) throw new ConnectionException.Protocol("exposed length " + Long.toUnsignedString(length) + " is out of range");
+        return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length));
+    }
+
+    /**
+     * A reject's private data as text for an error message: rdma_cm pads it with zeros to the
+     * field's size (148 bytes on RoCE), so a reason is what comes before the first zero.
+     */
+    static String reason(byte[] privateData) {
+        int n = 0;
+        while (n < privateData.length && privateData[n] != 0) n++;
+        if (n == 0) return "";
+        String text = new String(privateData, 0, n, StandardCharsets.UTF_8);
+        return text.chars().allMatch(c -> c >= 0x20 && c != 0x7f) ? " (the server says: " + text + ")" : "";
     }
 }

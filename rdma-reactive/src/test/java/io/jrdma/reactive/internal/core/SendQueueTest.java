@@ -1,4 +1,4 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -6,6 +6,14 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.OperationTimeoutException;
+import io.jrdma.reactive.RdmaOperationException;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.internal.MemoryInternals;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.VerbsException;
 import io.jrdma.ffm.WcOpcode;
@@ -33,7 +41,7 @@ class SendQueueTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
     private final Arena arena = Arena.ofShared();
-    private final BufferPool pool = new BufferPool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
+    private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
     /** What was posted, in order: the NIC's view. */
     private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();

@@ -1,9 +1,12 @@
-package io.jrdma.reactive;
+package io.jrdma.reactive.internal.setup;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.util.Arrays;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
@@ -58,10 +61,18 @@ class ConnectionDescriptorTest {
     }
 
     @Test
+    void anExposedRegionOfMoreThan4GiBTravelsWithTheHighHalfOfItsLengthWhereVersion1HadZeros() {
+        ConnectionDescriptor big = new ConnectionDescriptor(8, 4096, new RemoteBuffer(0x7f0000000000L, 7, (5L << 32) + 12));
+        byte[] wire = big.encode();
+        assertEquals("00000005", HexFormat.of().formatHex(wire, 8, 12));
+        assertEquals("0000000c", HexFormat.of().formatHex(wire, 28, 32));
+        assertEquals(big, ConnectionDescriptor.decode(wire));
+    }
+
+    @Test
     void valuesTheWireCannotCarryAreRefusedRatherThanTruncated() {
         RemoteBuffer none = new RemoteBuffer(0, 0, 0);
         assertThrows(IllegalArgumentException.class, () -> new ConnectionDescriptor(0x10000, 8, none));
-        assertThrows(IllegalArgumentException.class, () -> new ConnectionDescriptor(1, 8, new RemoteBuffer(0, 0, 1L << 32)));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> RdmaClient.create().queueDepth(16, 0x10000));
         assertTrue(e.getMessage().contains("65535"), e.getMessage());

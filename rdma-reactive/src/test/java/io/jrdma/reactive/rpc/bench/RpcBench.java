@@ -130,8 +130,8 @@ public final class RpcBench {
                     () -> client.send(small).then(client.receive()).doOnNext(m -> m.release()));
             if (LARGE > 0) {
                 // what a large call's two transfers cost without RPC: the floor under the 1 MiB row
-                io.jrdma.reactive.RemoteBuffer remote = client.remoteBuffer();
-                io.jrdma.reactive.RegisteredBuffer local = client.exposedBuffer();
+                io.jrdma.reactive.memory.RemoteBuffer remote = client.remoteBuffer();
+                io.jrdma.reactive.memory.RegisteredBuffer local = client.exposedBuffer();
                 timed("reactive RDMA READ, " + LARGE + " B", 20, () -> client.read(remote, 0, LARGE, local, 0));
                 timed("reactive RDMA WRITE, " + LARGE + " B", 20, () -> client.write(local, 0, LARGE, remote, 0));
                 int chunk = 64 * 1024;  // what the RPC server does: 64 KiB READs, 4 in flight

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.RemoteBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.rpc.CallOptions;
 import io.jrdma.reactive.rpc.DisposableRpcServer;
 import io.jrdma.reactive.rpc.IdempotencyKey;

@@ -1,0 +1,151 @@
+package io.jrdma.reactive.internal;
+
+import io.jrdma.reactive.ConnectionConfig;
+import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.loop.Domains;
+import io.jrdma.reactive.internal.loop.Loop;
+import io.jrdma.reactive.internal.loop.LoopGroup;
+import io.jrdma.reactive.internal.setup.CmEvents;
+import io.jrdma.reactive.internal.setup.Listener;
+import io.jrdma.reactive.internal.setup.ServerSettings;
+import io.jrdma.reactive.internal.setup.SetupCallback;
+import io.jrdma.reactive.internal.setup.Setups;
+import io.jrdma.reactive.internal.setup.TcpEvents;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import reactor.core.publisher.Mono;
+
+/**
+ * Everything behind an {@code RdmaResources}: the loop group, the device domains, one rdma_cm
+ * event thread and one TCP selector thread (each started on first use), and the connections and
+ * listeners alive on them. Threads: one per loop, plus at most two, whatever the number of
+ * connections.
+ */
+public final class ResourcesCore {
+    private final String prefix;
+    private final boolean daemon;
+    private final LoopGroup loops;
+    private final Domains domains;
+    private CmEvents cm;    // guarded by this
+    private TcpEvents tcp;  // guarded by this
+    private final Set<ConnectionCore> connections = ConcurrentHashMap.newKeySet();
+    private final Set<Listener> listeners = ConcurrentHashMap.newKeySet();
+    private volatile boolean disposed;
+    private Mono<Void> disposal;  // guarded by this
+
+    public ResourcesCore(String prefix, int loopCount, boolean daemon) {
+        this.prefix = prefix;
+        this.daemon = daemon;
+        this.loops = new LoopGroup(prefix, loopCount, daemon);
+        this.domains = new Domains(loops);
+    }
+
+    public String prefix() {
+        return prefix;
+    }
+
+    public LoopGroup loops() {
+        return loops;
+    }
+
+    public Loop chooseLoop() {
+        return loops.choose();
+    }
+
+    public Domains domains() {
+        return domains;
+    }
+
+    public synchronized CmEvents cm() {
+        checkOpen();
+        if (cm == null) cm = new CmEvents(prefix + "-cm", daemon);
+        return cm;
+    }
+
+    public synchronized TcpEvents tcp() {
+        checkOpen();
+        if (tcp == null) tcp = new TcpEvents(prefix + "-tcp", daemon);
+        return tcp;
+    }
+
+    private void checkOpen() {
+        if (disposed) throw new IllegalStateException("RdmaResources " + prefix + " is disposed");
+    }
+
+    /** Starts a connection setup; the returned action cancels it while it is in progress. */
+    public Runnable connect(Transport transport, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
+                            SetupCallback callback) {
+        if (disposed) {
+            callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
+            return () -> { };
+        }
+        return Setups.connect(this, transport, config, local, remote, callback);
+    }
+
+    /** Binds a listener; emits it once it accepts connections. */
+    public Mono<Listener> listen(Transport transport, ServerSettings settings) {
+        return Mono.defer(() -> {
+            checkOpen();
+            return Setups.listen(this, transport, settings);
+        });
+    }
+
+    /** A connection lives on these resources until destroyed; closed at once if they are disposed. */
+    public void track(ConnectionCore core) {
+        connections.add(core);
+        core.onDestroyed(() -> connections.remove(core));
+        if (disposed) core.close().subscribe();
+    }
+
+    public void track(Listener listener) {
+        listeners.add(listener);
+        if (disposed) listener.close().subscribe();
+    }
+
+    public void untrack(Listener listener) {
+        listeners.remove(listener);
+    }
+
+    public int openConnections() {
+        return connections.size();
+    }
+
+    public boolean isDisposed() {
+        return disposed;
+    }
+
+    /**
+     * Refuses new connections, closes listeners and connections concurrently, then stops the
+     * threads and frees the protection domains (each once its memory is back). Blocks no thread.
+     */
+    public synchronized Mono<Void> disposeLater() {
+        if (disposal != null) return disposal;
+        disposed = true;
+        Mono<Void> closeAll = Mono.whenDelayError(
+                Disposal.closeAll(listeners, Listener::close),
+                Disposal.closeAll(connections, ConnectionCore::close));
+        disposal = closeAll.onErrorResume(e -> Mono.empty()).then(Mono.defer(this::stopThreads)).cache();
+        disposal.subscribe();
+        return disposal;
+    }
+
+    private Mono<Void> stopThreads() {
+        List<Mono<Void>> stops = new ArrayList<>();
+        stops.add(loops.shutdown());
+        synchronized (this) {
+            if (cm != null) stops.add(cm.shutdown());
+            if (tcp != null) stops.add(tcp.shutdown());
+        }
+        return Mono.when(stops).then(Mono.fromRunnable(domains::close));
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaResources[" + prefix + "]";
+    }
+}

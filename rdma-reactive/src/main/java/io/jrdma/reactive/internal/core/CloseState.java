@@ -1,0 +1,71 @@
+package io.jrdma.reactive.internal.core;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The one lifecycle of a connection, in the order teardown must happen:
+ * <pre>
+ * OPEN ──begin(cause)──▶ CLOSING ──disconnected()──▶ DRAINING ──destroy()──▶ DESTROYED
+ * </pre>
+ * <ul>
+ * <li>{@code begin}: the first cause wins; nothing is posted from then on, and the QP is moved to
+ *     ERR (by whichever thread began), so every posted work request flushes;</li>
+ * <li>{@code disconnected}: the QP is in ERR (or could not be moved): only from now on may the
+ *     loop destroy it, since the closer may still be inside {@code ibv_modify_qp} before;</li>
+ * <li>{@code destroy}: claimed once, by the loop, when every work request has completed or the
+ *     drain deadline passed; it destroys the QP and then frees memory.</li>
+ * </ul>
+ */
+public final class CloseState {
+    public static final Duration DRAIN_TIMEOUT = Duration.ofSeconds(10);
+    private static final int OPEN = 0, CLOSING = 1, DRAINING = 2, DESTROYED = 3;
+
+    private final AtomicInteger state = new AtomicInteger(OPEN);
+    private volatile Throwable cause;
+    private volatile long drainDeadline;
+
+    /** True for the first call: its caller disconnects. */
+    public boolean begin(Throwable why) {
+        if (state.get() != OPEN) return false;
+        synchronized (this) {
+            if (state.get() != OPEN) return false;
+            cause = why;
+            drainDeadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
+            state.set(CLOSING);
+            return true;
+        }
+    }
+
+    /** The closer is done with the QP's transition to ERR. */
+    public void disconnected() {
+        state.compareAndSet(CLOSING, DRAINING);
+    }
+
+    /** True once: the caller destroys the QP. Only after {@link #disconnected()}. */
+    public boolean destroy() {
+        return state.compareAndSet(DRAINING, DESTROYED);
+    }
+
+    public boolean isClosing() {
+        return state.get() != OPEN;
+    }
+
+    public boolean isDraining() {
+        return state.get() == DRAINING;
+    }
+
+    public boolean isDestroyed() {
+        return state.get() == DESTROYED;
+    }
+
+    /** Why the connection closes, or null while open. */
+    public Throwable cause() {
+        return cause;
+    }
+
+    /** When the loop stops waiting for flushes (System.nanoTime()). */
+    public long drainDeadline() {
+        return drainDeadline;
+    }
+}

@@ -1,0 +1,529 @@
+package io.jrdma.reactive.internal.core;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.ffm.AsyncEvent;
+import io.jrdma.ffm.ProtectionDomain;
+import io.jrdma.ffm.QpType;
+import io.jrdma.ffm.QueuePair;
+import io.jrdma.ffm.QueuePairInit;
+import io.jrdma.ffm.ReceiveWorkRequest;
+import io.jrdma.ffm.SendFlags;
+import io.jrdma.ffm.SendOpcode;
+import io.jrdma.ffm.SendWorkRequest;
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import io.jrdma.ffm.WorkCompletions;
+import io.jrdma.reactive.ConnectionConfig;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.PollingMode;
+import io.jrdma.reactive.RdmaOperationException;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.internal.MemoryInternals;
+import io.jrdma.reactive.internal.loop.CqLease;
+import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.internal.loop.Loop;
+import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.MemoryDomain;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
+import java.lang.System.Logger.Level;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Everything one RC connection is, below its public face: the QP, its share of a loop's CQ, the
+ * send queue (credits, timeouts), the receive side (its own receive queue, or a listener's SRQ),
+ * the inbox, the completion stream, memory, and the one close sequence. The loop hands it its
+ * completions; setup paths create it and give it a {@link Teardown} for what they own.
+ *
+ * <p>wr_id of its work requests: bit 63 set for receives, bits 32-61 the connection's tag (a
+ * completion of a destroyed QP whose number was reused is recognised and dropped), bits 0-31 the
+ * send or receive slot. Shared receives carry their SRQ's layout ({@link SharedReceiver}).
+ *
+ * <p>Closing, in order ({@link CloseState}): nothing is posted any more and the QP goes to ERR
+ * (on the closing thread), so every posted work request flushes; the loop drains the flushes,
+ * then destroys the QP on its own thread and only then frees memory; the setup path's resources
+ * (rdma_cm id, socket) go last.
+ */
+public final class ConnectionCore implements Loop.Member {
+    /** What the setup path owns and tears down. */
+    public interface Teardown {
+        /** Moves the QP to ERR (rdma_disconnect, or a plain transition) so every posted WR flushes. Any thread; quick. */
+        void disconnect(QueuePair qp);
+
+        /** After the QP is destroyed: frees the setup path's own resources (the rdma_cm id, the socket). */
+        void release();
+    }
+
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final long RECEIVE = 1L << 63;
+    private static final int TAG_MASK = (1 << 30) - 1;
+    private static final AtomicInteger TAGS = new AtomicInteger();
+    /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
+    private static final BufferPool NO_POOL = closedEmptyPool();
+
+    private final MemoryInternals memory = MemoryInternals.get();
+    private final long tag;
+    private final String description;
+    private final ConnectionConfig config;
+    private final Loop loop;
+    private final DeviceDomain domain;
+    private final CqLease cq;
+    private final QueuePair qp;
+    private final int qpNumber;
+    private final int maxInline;
+    private final Teardown teardown;
+
+    private final SendWorkRequest wr;  // only the send queue's single drainer touches it
+    private final SendQueue sendQueue;
+    private final ReceiveWorkRequest recvWr = ReceiveWorkRequest.allocate(1);  // guarded by the receive queue
+    private final BufferPool receivePool;        // null with an SRQ
+    private final ReceiveQueue receiveQueue;     // null with an SRQ
+    private final SharedReceiver srq;            // null without
+    private final Inbox inbox = new Inbox();
+    private final CompletionStream completions;
+    private final CloseState close = new CloseState();
+    private final Sinks.Empty<Void> closed = Sinks.empty();
+    private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
+
+    private final RegisteredBuffer exposed;      // own or shared (retained), or null
+    private volatile RemoteBuffer remote;
+    private BufferPool copyPool;                 // guarded by this; created on first use
+
+    private ConnectionCore(Builder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
+        this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
+        this.description = b.description;
+        this.config = b.config;
+        this.loop = cq.loop();
+        this.domain = b.domain;
+        this.cq = cq;
+        this.qp = qp;
+        this.qpNumber = qp.qpNumber();
+        this.maxInline = Math.min(config.maxInlineData(), qp.capabilities().maxInlineData());
+        this.teardown = b.teardown;
+        this.srq = b.srq;
+        this.receivePool = receivePool;
+        this.exposed = exposed;
+        this.wr = SendWorkRequest.allocate(config.maxScatterGather());
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), this::postSend, Schedulers.parallel(), config.operationTimeout(),
+                description);
+        this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
+        this.completions = new CompletionStream(loop, this::process);
+    }
+
+    /** What a setup path knows before the QP exists. */
+    public static Builder builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
+        return new Builder(domain, loop, config, description);
+    }
+
+    public static final class Builder {
+        private final DeviceDomain domain;
+        private final Loop loop;
+        private final ConnectionConfig config;
+        private final String description;
+        private BiFunction<ProtectionDomain, QueuePairInit, QueuePair> qpFactory = ProtectionDomain::createQueuePair;
+        private Teardown teardown;
+        private SharedReceiver srq;
+        private RegisteredBuffer sharedExposed;
+
+        private Builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
+            this.domain = domain;
+            this.loop = loop;
+            this.config = config;
+            this.description = description;
+        }
+
+        /** How the QP is created (rdma_cm creates it on its id); default: ibv_create_qp in the domain's PD. */
+        public Builder queuePairFactory(BiFunction<ProtectionDomain, QueuePairInit, QueuePair> factory) {
+            this.qpFactory = factory;
+            return this;
+        }
+
+        public Builder teardown(Teardown teardown) {
+            this.teardown = teardown;
+            return this;
+        }
+
+        /** Receives come from this SRQ instead of a receive queue of the connection's own. */
+        public Builder sharedReceiveQueue(SharedReceiver srq) {
+            this.srq = srq;
+            return this;
+        }
+
+        /** A region exposed to every connection of a server, instead of one of the connection's own. */
+        public Builder sharedExposed(RegisteredBuffer region) {
+            this.sharedExposed = region;
+            return this;
+        }
+
+        /**
+         * Reserves CQ entries on the loop, creates the QP, the receive pool (no SRQ) and the exposed
+         * region (unless shared), and registers the connection with the loop; on failure, undoes what
+         * it created and rethrows. The receives are not posted yet: see {@link #postReceives()}.
+         */
+        public ConnectionCore create() {
+            if (teardown == null) throw new IllegalStateException("a connection needs a teardown");
+            int entries = config.sendQueueDepth() + (srq == null ? config.receiveQueueDepth() : 0);
+            CqLease lease = loop.reserve(domain, entries, srq);
+            List<Runnable> undo = new ArrayList<>();
+            undo.add(lease::release);
+            try {
+                QueuePairInit init = QueuePairInit.of(QpType.RC, lease.completionQueue(), lease.completionQueue())
+                        .sendQueue(config.sendQueueDepth(), config.maxScatterGather())
+                        .receiveQueue(config.receiveQueueDepth(), 1)
+                        .maxInlineData(config.maxInlineData());
+                if (srq != null) init = init.sharedReceiveQueue(srq.queue());
+                QueuePair qp = qpFactory.apply(domain.pd(), init);
+                undo.add(qp::close);
+                BufferPool receivePool = null;
+                if (srq == null) {
+                    receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
+                    undo.add(receivePool::close);
+                }
+                RegisteredBuffer exposed;
+                if (sharedExposed != null) {
+                    exposed = sharedExposed.retain();
+                } else if (config.exposedBufferSize() > 0) {
+                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
+                    access.addAll(config.exposedAccess());
+                    exposed = domain.region(config.exposedBufferSize(), access);
+                } else {
+                    exposed = null;
+                }
+                if (exposed != null) undo.add(exposed::release);
+                ConnectionCore core = new ConnectionCore(this, lease, qp, receivePool, exposed);
+                loop.register(core.qpNumber, core);
+                domain.watch(qp.handle().address(), core::onAsyncEvent);
+                return core;
+            } catch (RuntimeException e) {
+                for (int i = undo.size() - 1; i >= 0; i--) {
+                    try {
+                        undo.get(i).run();
+                    } catch (RuntimeException suppressed) {
+                        e.addSuppressed(suppressed);
+                    }
+                }
+                throw e;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------ setup
+
+    /**
+     * Posts every receive buffer of the connection's own receive queue (nothing with an SRQ):
+     * before the connection is established, so the peer's first SEND finds one. The QP must be
+     * in INIT or later.
+     */
+    public void postReceives() {
+        if (receiveQueue != null) receiveQueue.postAll();
+    }
+
+    /** Connected: {@code peerExposed} is the memory the peer exposed (or an empty descriptor). */
+    public void established(RemoteBuffer peerExposed) {
+        this.remote = peerExposed;
+        LOG.log(Level.DEBUG, () -> this + " established");
+    }
+
+    /** Setup failed after the QP existed: tears everything down like a close. */
+    public void abort(Throwable cause) {
+        beginClose(cause);
+    }
+
+    /** The setup path saw the peer go (DISCONNECTED, socket EOF). */
+    public void peerClosed(String why) {
+        beginClose(new ConnectionException.Closed(description + ": " + why));
+    }
+
+    /** Runs {@code action} once the connection is destroyed (QP gone, memory released). */
+    public void onDestroyed(Runnable action) {
+        synchronized (this) {
+            if (!close.isDestroyed()) {
+                onDestroyed.add(action);
+                return;
+            }
+        }
+        action.run();
+    }
+
+    // ------------------------------------------------------------------------------ accessors
+
+    public String description() {
+        return description;
+    }
+
+    public ConnectionConfig config() {
+        return config;
+    }
+
+    public int qpNumber() {
+        return qpNumber;
+    }
+
+    /** For the setup path's state transitions (the TCP path drives INIT → RTR → RTS itself). */
+    public QueuePair queuePair() {
+        return qp;
+    }
+
+    public Loop loop() {
+        return loop;
+    }
+
+    public MemoryDomain domain() {
+        return domain;
+    }
+
+    public RemoteBuffer remote() {
+        return remote;
+    }
+
+    public RegisteredBuffer exposed() {
+        return exposed;
+    }
+
+    public boolean sharesReceiveQueue() {
+        return srq != null;
+    }
+
+    /** The pool copying operations use; registered on first use (an idle connection holds none). */
+    public synchronized BufferPool copyPool() {
+        if (copyPool == null) {
+            if (close.isClosing()) return NO_POOL;
+            copyPool = domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE));
+        }
+        return copyPool;
+    }
+
+    public int availableSendCredits() {
+        return sendQueue.availableCredits();
+    }
+
+    public int postsWaitingForCredit() {
+        return sendQueue.waiting();
+    }
+
+    public int receivesPosted() {
+        return receiveQueue == null ? 0 : receiveQueue.posted();
+    }
+
+    /** Completions held for a {@code completions()} subscriber's demand. */
+    public int completionsHeld() {
+        return completions.held();
+    }
+
+    public boolean isClosing() {
+        return close.isClosing();
+    }
+
+    public Mono<Void> onClose() {
+        return closed.asMono();
+    }
+
+    // ------------------------------------------------------------------------------ operations
+
+    /** Queues {@code op} for a send credit (the caller checked its arguments). */
+    public Mono<WorkCompletion> submit(SendQueue.Op op) {
+        return sendQueue.submit(op);
+    }
+
+    public Mono<ReceivedMessage> receive() {
+        return inbox.receive();
+    }
+
+    public Flux<WorkCompletion> completions() {
+        return completions.flux();
+    }
+
+    /** The send queue's poster: one operation as the connection's single reusable WR. */
+    private void postSend(SendQueue.Op op, int slot) {
+        wr.reset().wrId(tag | slot).opcode(op.opcode);
+        for (int i = 0; i < op.sges.length; i++) {
+            var s = op.sges[i];
+            wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+        }
+        int flags = SendFlags.SIGNALED;
+        if (op.length <= maxInline && op.opcode != SendOpcode.RDMA_READ && !op.isAtomic()) flags |= SendFlags.INLINE;
+        wr.flags(flags);
+        if (op.hasImmediate) wr.immediate(op.immediate);
+        if (op.isAtomic()) {
+            wr.atomic(op.remote.address() + op.remoteOffset, op.remote.rkey(), op.compareAdd, op.swap);
+        } else if (op.remote != null) {
+            wr.rdma(op.remote.address() + op.remoteOffset, op.remote.rkey());
+        }
+        qp.postSend(wr);
+    }
+
+    /** The receive queue's poster, called under its lock. */
+    private void postReceive(RegisteredBuffer buffer, int slot) {
+        recvWr.reset().wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
+        qp.postReceive(recvWr);
+    }
+
+    // ------------------------------------------------------------------------------ completions (loop thread)
+
+    @Override
+    public void onCompletion(WorkCompletions wcs, int i) {
+        long wrId = wcs.wrId(i);
+        boolean shared = SharedReceiver.isShared(wrId);
+        if (!shared && (wrId & ((long) TAG_MASK << 32)) != tag) return;  // a destroyed QP's, whose number this QP reuses
+        boolean receive = (wrId & RECEIVE) != 0;
+        WcStatus status = wcs.status(i);
+        // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted
+        WcOpcode opcode = status == WcStatus.IBV_WC_SUCCESS ? wcs.opcode(i)
+                : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
+        completions.offer(new WorkCompletion(wrId, status, opcode, wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i),
+                wcs.qpNumber(i)));
+    }
+
+    /** Taking a completion: its credit, buffers and Mono, or its message. */
+    private void process(WorkCompletion wc) {
+        if ((wc.wrId() & RECEIVE) != 0) onReceiveCompletion(wc);
+        else onSendCompletion(wc);
+    }
+
+    private void onSendCompletion(WorkCompletion wc) {
+        RdmaOperationException error = sendQueue.complete((int) wc.wrId(), wc);
+        if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
+    }
+
+    private void onReceiveCompletion(WorkCompletion wc) {
+        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
+        if (!wc.isSuccess()) {
+            if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
+            buffer.release();  // posted again, or freed when closing
+            return;
+        }
+        inbox.deliver(memory.message(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate()));
+    }
+
+    private void onAsyncEvent(AsyncEvent e) {
+        if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name()));
+    }
+
+    @Override
+    public void fail(Throwable error) {
+        beginClose(error);
+    }
+
+    @Override
+    public PollingMode pollingMode() {
+        return config.pollingMode();
+    }
+
+    // ------------------------------------------------------------------------------ closing
+
+    /** The closure error of this connection, with its cause. */
+    public ConnectionException.Closed closedError() {
+        Throwable cause = close.cause();
+        return cause instanceof ConnectionException.Closed c ? c : new ConnectionException.Closed(description + " is closed", cause);
+    }
+
+    /** Closes locally; completes when the connection is destroyed. */
+    public Mono<Void> close() {
+        return Mono.defer(() -> {
+            beginClose(new ConnectionException.Closed(description + " closed locally"));
+            return closed.asMono();
+        });
+    }
+
+    /**
+     * Starts closing (the first cause wins): nothing is posted any more, the QP goes to ERR so
+     * every posted WR flushes, waiting posts and receivers fail, and the loop drains and destroys.
+     * Any thread; never blocks.
+     */
+    public void beginClose(Throwable cause) {
+        if (!close.begin(cause)) return;
+        LOG.log(Level.DEBUG, () -> this + " closing: " + cause);
+        sendQueue.close(this::closedError, cause);  // nothing is posted from now on
+        try {
+            teardown.disconnect(qp);  // QP → ERR: every posted WR completes with a flush error
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, () -> this + ": disconnect failed (already in error?): " + e);
+        }
+        close.disconnected();
+        loop.execute(completions::close);  // held completions are taken now, later ones as they come
+        loop.drain(this);
+        // user code runs in these signals: after the loop was told, so it never waits for them
+        sendQueue.drain();  // fails the posts that were waiting for credit
+        inbox.close(this::closedError);
+    }
+
+    @Override
+    public boolean drained() {
+        return sendQueue.inFlight() == 0 && (receiveQueue == null || receiveQueue.posted() == 0);
+    }
+
+    @Override
+    public long drainDeadline() {
+        return close.drainDeadline();
+    }
+
+    /**
+     * On the loop, once drained or past the deadline: destroys the QP first (the NIC touches no
+     * memory after that), then fails and releases what is left, then frees memory and the setup
+     * path's resources.
+     */
+    @Override
+    public void destroy() {
+        if (!close.destroy()) return;
+        // a drainer that saw the queue open may be inside ibv_post_send on another thread
+        sendQueue.awaitNoPoster();
+        if (receiveQueue != null) receiveQueue.close();
+        quietly("destroying the QP", qp::close);
+        loop.unregister(qpNumber, this);
+        domain.unwatch(qp.handle().address());
+        cq.release();
+        ConnectionException.Closed error = closedError();
+        sendQueue.failInFlight(error);
+        if (receiveQueue != null) receiveQueue.takeStillPosted().forEach(RegisteredBuffer::release);
+        inbox.takeUnread().forEach(ReceivedMessage::release);
+        completions.complete();
+        BufferPool copies;
+        synchronized (this) {
+            copies = copyPool;
+        }
+        if (copies != null) quietly("closing the copy pool", copies::close);
+        if (receivePool != null) quietly("closing the receive pool", receivePool::close);
+        if (exposed != null) quietly("releasing the exposed region", exposed::release);
+        quietly("releasing the setup resources", teardown::release);
+        List<Runnable> callbacks;
+        synchronized (this) {
+            callbacks = List.copyOf(onDestroyed);
+            onDestroyed.clear();
+        }
+        callbacks.forEach(c -> quietly("a close callback", c));
+        LOG.log(Level.DEBUG, () -> this + " destroyed");
+        closed.tryEmitEmpty();
+    }
+
+    private void quietly(String what, Runnable action) {
+        try {
+            action.run();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, description + ": " + what + " failed", e);
+        }
+    }
+
+    private static BufferPool closedEmptyPool() {
+        BufferPool p = MemoryInternals.get().pool(MemorySegment.NULL, 0, 0, 64, 0, () -> { });
+        p.close();
+        return p;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaConnection[" + description + ", QP 0x" + Integer.toHexString(qpNumber) + "]";
+    }
+}

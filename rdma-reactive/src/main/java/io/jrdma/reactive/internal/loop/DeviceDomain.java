@@ -1,0 +1,136 @@
+package io.jrdma.reactive.internal.loop;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.ffm.AsyncEvent;
+import io.jrdma.ffm.Context;
+import io.jrdma.ffm.DeviceAttributes;
+import io.jrdma.ffm.ProtectionDomain;
+import io.jrdma.reactive.internal.MemoryInternals;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.MemoryDomain;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import java.lang.System.Logger.Level;
+import java.util.EnumSet;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+
+/**
+ * One device of an {@code RdmaResources}: its context (rdma_cm's own, so rdma_cm connections and
+ * hand-built QPs of the TCP path can share it), one protection domain for every connection on the
+ * device, and the registrations made in it. Async events of the context are read on one loop and
+ * routed to whoever watches the object they concern.
+ */
+public final class DeviceDomain implements MemoryDomain {
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.domain");
+
+    private final Context context;
+    private final ProtectionDomain pd;
+    private final DeviceAttributes attributes;
+    private final AtomicLong registered = new AtomicLong();
+    private volatile boolean closing;
+    private boolean closed;  // guarded by this
+
+    DeviceDomain(Context context) {
+        this.context = context;
+        this.attributes = context.queryDevice();
+        this.pd = context.allocateProtectionDomain();
+    }
+
+    @Override
+    public String deviceName() {
+        return context.deviceName();
+    }
+
+    public Context context() {
+        return context;
+    }
+
+    public ProtectionDomain pd() {
+        return pd;
+    }
+
+    public int maxCqe() {
+        return attributes.maxCqe();
+    }
+
+    public int maxSrqWr() {
+        return attributes.maxSrqWr();
+    }
+
+    @Override
+    public BufferPool createPool(int bufferSize, int count, Access first, Access... rest) {
+        return pool(bufferSize, count, EnumSet.of(first, rest));
+    }
+
+    /** A pool of {@code count} buffers of {@code bufferSize} bytes, counted in {@link #registeredBytes()}. */
+    public BufferPool pool(long bufferSize, int count, Set<Access> access) {
+        long bytes = ((bufferSize + 63) & ~63L) * count;
+        BufferPool pool = MemoryInternals.get().register(pd, bufferSize, count, access, () -> deregistered(bytes));
+        registered.addAndGet(bytes);
+        return pool;
+    }
+
+    @Override
+    public RegisteredBuffer register(long bytes, Access first, Access... rest) {
+        return region(bytes, EnumSet.of(first, rest));
+    }
+
+    /** One region: the returned buffer is its only one; releasing it deregisters the region. */
+    public RegisteredBuffer region(long bytes, Set<Access> access) {
+        BufferPool pool = pool(bytes, 1, access);
+        RegisteredBuffer region = pool.tryAcquire();
+        pool.close();  // deregisters as soon as the region's last reference goes
+        return region;
+    }
+
+    @Override
+    public long registeredBytes() {
+        return registered.get();
+    }
+
+    private void deregistered(long bytes) {
+        if (registered.addAndGet(-bytes) == 0 && closing) closeProtectionDomain();
+    }
+
+    /** Routes async events about the verbs object at {@code address} (a QP's or SRQ's handle) to {@code watcher}. */
+    public void watch(long address, Consumer<AsyncEvent> watcher) {
+        AsyncEvents.watch(address, watcher);
+    }
+
+    public void unwatch(long address) {
+        AsyncEvents.unwatch(address);
+    }
+
+    /** On the loop that reads this domain's async events, when their fd is readable. */
+    void serviceAsyncEvents() {
+        AsyncEvents.service(context);
+    }
+
+    /**
+     * Frees the protection domain once nothing registered in it is left: called when the
+     * resources are disposed (every connection is closed); memory the application still holds
+     * keeps it until the last buffer is back.
+     */
+    void close() {
+        closing = true;
+        if (registered.get() == 0) closeProtectionDomain();
+    }
+
+    private void closeProtectionDomain() {
+        synchronized (this) {
+            if (closed) return;
+            closed = true;
+        }
+        try {
+            pd.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "closing the protection domain of " + deviceName() + " failed", e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DeviceDomain[" + deviceName() + ", " + registered.get() + " bytes registered]";
+    }
+}

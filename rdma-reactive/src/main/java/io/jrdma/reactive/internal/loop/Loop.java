@@ -1,0 +1,485 @@
+package io.jrdma.reactive.internal.loop;
+
+import io.jrdma.ffm.CompletionChannel;
+import io.jrdma.ffm.CompletionQueue;
+import io.jrdma.ffm.PollSet;
+import io.jrdma.ffm.Wakeup;
+import io.jrdma.ffm.WorkCompletions;
+import io.jrdma.reactive.PollingMode;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.concurrent.atomic.AtomicLong;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One poller thread serving many connections: for each device it serves, a completion channel
+ * and one or more CQs that its connections share, polled in the most eager {@link PollingMode}
+ * any of its connections asked for. Completions are routed by QP number to their connection,
+ * which applies its own demand ({@code CompletionStream}): the loop always empties its CQs, so a
+ * stalled subscriber on one connection never delays another.
+ *
+ * <p>The loop thread also runs tasks other threads hand it ({@link #execute}): demand that frees
+ * held completions, connections to drain, CQs to destroy. A sleeping loop waits in one poll(2)
+ * over its channels, its devices' async event fds and a wakeup, so a task, a completion on any
+ * device or an async event (SRQ limit, QP fatal) wakes it.
+ *
+ * <p>Teardown happens here, batched: a closing connection is drained (the loop waits until every
+ * posted work request has flushed, or a deadline passed) and then destroyed on this thread,
+ * between two polls, so no CQ is destroyed while polled and no QP while its completions are
+ * being dispatched.
+ */
+public final class Loop implements Executor {
+    /** What a loop needs of a connection. */
+    public interface Member {
+        /** Completion {@code i} of {@code wcs} belongs to this member's QP (loop thread). */
+        void onCompletion(WorkCompletions wcs, int i);
+
+        /** Every work request it posted has completed (loop thread, while it drains). */
+        boolean drained();
+
+        /** When the loop stops waiting for flushes (System.nanoTime()). */
+        long drainDeadline();
+
+        /** Destroys the QP and frees the member's resources (loop thread, once, after it drained). */
+        void destroy();
+
+        /** Something went wrong while dispatching to it: close it. */
+        void fail(Throwable error);
+
+        PollingMode pollingMode();
+    }
+
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.loop");
+    private static final int POLL_BATCH = 32;
+    private static final int ADAPTIVE_SPINS = 2_000;
+    /**
+     * How long a sleeping loop waits before it re-checks. Nothing depends on the re-check: tasks,
+     * completions and async events wake it. Each wake-up costs an arm, a poll and a syscall per
+     * CQ; few of them is what lets an idle EVENT loop use no CPU to speak of.
+     */
+    private static final Duration SLEEP = Duration.ofSeconds(5);
+    /** A BUSY loop never sleeps, so it looks at its async event fds (and wakeup) this often. */
+    private static final long BUSY_SERVICE_NANOS = 1_000_000;
+    /** Entries of a new shared CQ, unless one connection needs more (the device's maximum caps it). */
+    static final int DEFAULT_CQ_ENTRIES = 4096;
+
+    private final String name;
+    private final int index;
+    private final LoopThread thread;
+    private final Wakeup wakeup = Wakeup.create();
+    private final PollSet pollSet = new PollSet(wakeup);
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    /** Set while the loop is about to sleep or sleeps: only then does a new task need the wakeup's syscall. */
+    private final AtomicBoolean sleeping = new AtomicBoolean();
+    private final QpTable<Member> members = new QpTable<>();
+    /** Connections assigned (CQ leases held): what least-loaded assignment compares. */
+    private final AtomicInteger load = new AtomicInteger();
+    private final AtomicIntegerArray modes = new AtomicIntegerArray(PollingMode.values().length);
+    private final AtomicLong completions = new AtomicLong();
+
+    private final Object cqLock = new Object();
+    private final Map<DeviceDomain, LoopDevice> devices = new LinkedHashMap<>();  // guarded by cqLock
+    /** What the loop polls: every CQ of every device, replaced (never changed) under cqLock. */
+    private volatile LoopCq[] cqs = new LoopCq[0];
+    /** Devices or async event sources changed: the loop updates its poll set before it sleeps. */
+    private volatile boolean pollSetStale;
+    private final Map<DeviceDomain, Boolean> asyncSources = new LinkedHashMap<>();  // guarded by cqLock
+
+    // loop thread only
+    private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
+    private final List<Member> draining = new ArrayList<>();
+    private final Map<LoopDevice, Integer> channelSlots = new HashMap<>();
+    private final Map<DeviceDomain, Integer> asyncSlots = new HashMap<>();
+
+    private volatile boolean shutdown;
+    private final Sinks.Empty<Void> terminated = Sinks.empty();
+
+    Loop(String name, int index, boolean daemon) {
+        this.name = name;
+        this.index = index;
+        this.thread = new LoopThread(name, this::run, daemon);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    public String name() {
+        return name;
+    }
+
+    public long threadId() {
+        return thread.threadId();
+    }
+
+    public boolean inLoop() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Connections assigned to this loop. */
+    public int load() {
+        return load.get();
+    }
+
+    /** Completions this loop has dispatched. */
+    public long completions() {
+        return completions.get();
+    }
+
+    /** Runs {@code task} on the loop thread, after what it is doing now. */
+    @Override
+    public void execute(Runnable task) {
+        tasks.add(task);
+        if (sleeping.get() && !inLoop()) wakeup.signal();
+    }
+
+    // ------------------------------------------------------------------------------ membership
+
+    /**
+     * Reserves {@code entries} CQ entries on a CQ of {@code domain}'s device for a new connection
+     * (plus, once per CQ, the most {@code srq} can complete there), creating the device's channel
+     * and a CQ when none has room. Any thread.
+     */
+    public CqLease reserve(DeviceDomain domain, int entries, SharedReceiver srq) {
+        int srqEntries = srq == null ? 0 : srq.maxPosted();
+        if (entries + srqEntries > domain.maxCqe()) {
+            throw new IllegalArgumentException(entries + srqEntries + " completion queue entries exceed the " + domain.deviceName()
+                    + " maximum of " + domain.maxCqe() + ": use smaller queue depths");
+        }
+        synchronized (cqLock) {
+            if (shutdown) throw new IllegalStateException(name + " is shut down");
+            LoopDevice device = devices.get(domain);
+            if (device == null) {
+                device = new LoopDevice(domain, domain.context().createCompletionChannel());
+                devices.put(domain, device);
+                pollSetStale = true;
+            }
+            LoopCq chosen = null;
+            for (LoopCq c : device.cqs) {
+                int extra = srq == null || c.srqUsers.containsKey(srq) ? 0 : srqEntries;
+                if (c.reserved + entries + extra <= c.capacity) {
+                    chosen = c;
+                    break;
+                }
+            }
+            if (chosen == null) {
+                int size = Math.min(domain.maxCqe(), Math.max(DEFAULT_CQ_ENTRIES, entries + srqEntries));
+                int vector = domain.context().numCompletionVectors() == 0 ? 0 : index % domain.context().numCompletionVectors();
+                CompletionQueue cq = domain.context().createCompletionQueue(size, device.channel, vector);
+                chosen = new LoopCq(device, cq, device.cqs.isEmpty());
+                device.cqs.add(chosen);
+                LoopCq[] more = Arrays.copyOf(cqs, cqs.length + 1);
+                more[more.length - 1] = chosen;
+                cqs = more;
+                // a sleeping loop has not armed the new CQ: it must wake and arm it before sleeping again
+                pollSetStale = true;
+            }
+            chosen.reserved += entries;
+            if (srq != null && chosen.srqUsers.merge(srq, 1, Integer::sum) == 1) chosen.reserved += srqEntries;
+            load.incrementAndGet();
+            CqLease lease = new CqLease(this, chosen, entries, srq);
+            wakeIfSleeping();
+            return lease;
+        }
+    }
+
+    void release(CqLease lease) {
+        LoopCq emptied = null;
+        synchronized (cqLock) {
+            if (!lease.markReleased()) return;
+            LoopCq c = lease.cq;
+            c.reserved -= lease.entries;
+            if (lease.srq != null && c.srqUsers.merge(lease.srq, -1, Integer::sum) == 0) {
+                c.srqUsers.remove(lease.srq);
+                c.reserved -= lease.srq.maxPosted();
+            }
+            load.decrementAndGet();
+            if (c.reserved == 0 && !c.first) {
+                c.device.cqs.remove(c);
+                cqs = Arrays.stream(cqs).filter(x -> x != c).toArray(LoopCq[]::new);
+                emptied = c;
+            }
+        }
+        if (emptied != null) {
+            LoopCq gone = emptied;
+            // destroyed between two polls: the loop never polls a destroyed CQ
+            if (inLoop()) destroy(gone);
+            else execute(() -> destroy(gone));
+        }
+    }
+
+    private static void destroy(LoopCq c) {
+        try {
+            c.cq.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "destroying an empty shared CQ failed", e);
+        }
+    }
+
+    /** Routes completions of {@code qpNumber} to {@code member} from now on. Any thread. */
+    public void register(int qpNumber, Member member) {
+        members.put(qpNumber, member);
+        modes.incrementAndGet(member.pollingMode().ordinal());
+        wakeIfSleeping();  // the polling mode may have changed
+    }
+
+    /** Stops routing; called by the member as it is destroyed. */
+    public void unregister(int qpNumber, Member member) {
+        members.remove(qpNumber, member);
+        modes.decrementAndGet(member.pollingMode().ordinal());
+    }
+
+    /** The member is closing and its QP is in ERR: drain it, then destroy it here. Any thread. */
+    public void drain(Member member) {
+        execute(() -> draining.add(member));
+    }
+
+    /** Reads {@code domain}'s async events (SRQ limit, QP fatal, ...) on this loop. */
+    void watchAsyncEvents(DeviceDomain domain) {
+        synchronized (cqLock) {
+            if (asyncSources.put(domain, Boolean.TRUE) == null) pollSetStale = true;
+        }
+        wakeIfSleeping();
+    }
+
+    private void wakeIfSleeping() {
+        if (sleeping.get() && !inLoop()) wakeup.signal();
+    }
+
+    /** The most eager mode any member asked for; EVENT when there is none. */
+    PollingMode mode() {
+        if (modes.get(PollingMode.BUSY.ordinal()) > 0) return PollingMode.BUSY;
+        if (modes.get(PollingMode.ADAPTIVE.ordinal()) > 0) return PollingMode.ADAPTIVE;
+        return PollingMode.EVENT;
+    }
+
+    // ------------------------------------------------------------------------------ the loop
+
+    private void run() {
+        int idle = 0;
+        long lastService = System.nanoTime();
+        try {
+            while (true) {
+                runTasks();
+                if (shutdown && draining.isEmpty() && members.size() == 0) break;
+                int n = pollAll();
+                if (!draining.isEmpty()) destroyDrained();
+                if (n > 0) {
+                    idle = 0;
+                    continue;
+                }
+                PollingMode mode = mode();
+                if (mode == PollingMode.BUSY || mode == PollingMode.ADAPTIVE && ++idle < ADAPTIVE_SPINS) {
+                    Thread.onSpinWait();
+                    long now = System.nanoTime();
+                    if (now - lastService > BUSY_SERVICE_NANOS) {
+                        lastService = now;
+                        serviceFds(Duration.ZERO);
+                    }
+                    continue;
+                }
+                sleep();
+                idle = 0;
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, name + " stopped on an unexpected error; its connections are closed", t);
+            failMembers(t);
+        } finally {
+            closeAll();
+        }
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                LOG.log(Level.ERROR, "a task on " + name + " failed", t);
+            }
+        }
+    }
+
+    private int pollAll() {
+        int total = 0;
+        for (LoopCq c : cqs) {
+            int n = c.cq.poll(wcs, POLL_BATCH);
+            for (int i = 0; i < n; i++) dispatch(i);
+            total += n;
+        }
+        if (total > 0) completions.addAndGet(total);
+        return total;
+    }
+
+    private void dispatch(int i) {
+        Member m = members.get(wcs.qpNumber(i));
+        if (m == null) {
+            SharedReceiver.orphaned(wcs, i);  // its QP is gone; a shared receive buffer goes back to its SRQ
+            return;
+        }
+        try {
+            m.onCompletion(wcs, i);
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "dispatching a completion on " + name + " failed; closing its connection", t);
+            m.fail(t);
+        }
+    }
+
+    private void destroyDrained() {
+        long now = System.nanoTime();
+        for (Iterator<Member> it = draining.iterator(); it.hasNext(); ) {
+            Member m = it.next();
+            if (m.drained() || now - m.drainDeadline() > 0) {
+                it.remove();
+                try {
+                    m.destroy();
+                } catch (Throwable t) {
+                    LOG.log(Level.ERROR, "destroying a connection on " + name + " failed", t);
+                }
+            }
+        }
+    }
+
+    /** Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2). */
+    private void sleep() {
+        syncPollSet();
+        sleeping.set(true);
+        try {
+            if (!tasks.isEmpty() || shutdown) return;
+            LoopCq[] armed = cqs;
+            for (LoopCq c : armed) c.cq.requestNotification(false);
+            if (pollAll() > 0 || pollSetStale) return;
+            Duration wait = SLEEP;
+            long now = System.nanoTime();
+            for (Member m : draining) wait = min(wait, Duration.ofNanos(Math.max(0, m.drainDeadline() - now)));
+            serviceFds(wait);
+        } finally {
+            sleeping.set(false);
+        }
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+
+    /** Waits on the poll set, then takes the completion events and async events that are there. */
+    private void serviceFds(Duration wait) {
+        if (pollSetStale) syncPollSet();
+        if (pollSet.await(wait) == 0) return;
+        for (Map.Entry<LoopDevice, Integer> e : channelSlots.entrySet()) {
+            // the CQ it names is polled in the next pass; taking the event only re-enables notification
+            if (pollSet.isReadable(e.getValue())) e.getKey().channel.takeEvent();
+        }
+        for (Map.Entry<DeviceDomain, Integer> e : asyncSlots.entrySet()) {
+            if (pollSet.isReadable(e.getValue())) e.getKey().serviceAsyncEvents();
+        }
+    }
+
+    private void syncPollSet() {
+        pollSetStale = false;
+        List<LoopDevice> current;
+        List<DeviceDomain> sources;
+        synchronized (cqLock) {
+            current = List.copyOf(devices.values());
+            sources = List.copyOf(asyncSources.keySet());
+        }
+        for (LoopDevice d : current) channelSlots.computeIfAbsent(d, x -> pollSet.add(x.channel.fd()));
+        for (DeviceDomain d : sources) asyncSlots.computeIfAbsent(d, x -> pollSet.add(x.context().asyncEventFd()));
+    }
+
+    private void failMembers(Throwable t) {
+        // members' closing needs a loop to destroy them; this one is gone, so destroy them here
+        for (Member m : List.copyOf(draining)) {
+            try {
+                m.destroy();
+            } catch (Throwable e) {
+                t.addSuppressed(e);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------ shutdown
+
+    /**
+     * Stops the loop once no connection is left on it; its CQs and channels are then destroyed.
+     * Completes when the thread has left.
+     */
+    Mono<Void> shutdown() {
+        synchronized (cqLock) {
+            shutdown = true;
+        }
+        wakeup.signal();
+        return terminated.asMono();
+    }
+
+    private void closeAll() {
+        List<LoopDevice> all;
+        synchronized (cqLock) {
+            shutdown = true;
+            all = List.copyOf(devices.values());
+            devices.clear();
+            cqs = new LoopCq[0];
+        }
+        for (LoopDevice d : all) {
+            for (LoopCq c : d.cqs) destroy(c);
+            Integer slot = channelSlots.remove(d);
+            if (slot != null) pollSet.remove(slot);
+            try {
+                d.channel.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "closing a completion channel of " + name + " failed", e);
+            }
+        }
+        pollSet.close();
+        wakeup.close();
+        terminated.tryEmitEmpty();
+    }
+
+    @Override
+    public String toString() {
+        return "Loop[" + name + ", " + load.get() + " connections, " + mode() + "]";
+    }
+
+    /** One device's channel and CQs on this loop. */
+    static final class LoopDevice {
+        final DeviceDomain domain;
+        final CompletionChannel channel;
+        final List<LoopCq> cqs = new ArrayList<>();  // guarded by the loop's cqLock
+
+        LoopDevice(DeviceDomain domain, CompletionChannel channel) {
+            this.domain = domain;
+            this.channel = channel;
+        }
+    }
+
+    /** A shared CQ and the entries reserved on it. */
+    static final class LoopCq {
+        final LoopDevice device;
+        final CompletionQueue cq;
+        final int capacity;
+        /** The device's first CQ on this loop stays while the loop lives; later ones go when empty. */
+        final boolean first;
+        int reserved;                                                // guarded by the loop's cqLock
+        final Map<SharedReceiver, Integer> srqUsers = new HashMap<>();  // guarded by the loop's cqLock
+
+        LoopCq(LoopDevice device, CompletionQueue cq, boolean first) {
+            this.device = device;
+            this.cq = cq;
+            this.capacity = cq.capacity();
+            this.first = first;
+        }
+    }
+}

@@ -1,0 +1,168 @@
+package io.jrdma.reactive.internal.setup;
+
+import io.jrdma.ffm.CmEvent;
+import io.jrdma.ffm.CmEventType;
+import io.jrdma.ffm.CmId;
+import io.jrdma.ffm.EventChannel;
+import io.jrdma.ffm.PortSpace;
+import io.jrdma.ffm.RdmaTimeoutException;
+import io.jrdma.ffm.Wakeup;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One rdma_cm event channel and one thread for every id of an {@code RdmaResources}: listeners,
+ * accepted connections and connecting clients alike. Setup is driven by the events (address
+ * resolved, route resolved, connect request, established, disconnected), so a thousand
+ * concurrent connects cost no thread each. Every id is created, used and destroyed on this
+ * thread: rdma_cm must not destroy an id while another thread acts on it or reads its event.
+ */
+public final class CmEvents implements Executor {
+    /** Receives the events of the ids it was registered for, on the event thread. */
+    public interface Handler {
+        void onEvent(CmEvent event);
+    }
+
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.cm");
+    /** How long the thread sleeps between checks; tasks and events wake it at once. */
+    private static final Duration WAIT = Duration.ofSeconds(5);
+
+    private final String name;
+    private final EventChannel channel;
+    private final Wakeup wakeup = Wakeup.create();
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final Map<CmId, Handler> handlers = new HashMap<>();  // event thread only
+    private volatile boolean stopping;
+    private final Sinks.Empty<Void> stopped = Sinks.empty();
+
+    public CmEvents(String name, boolean daemon) {
+        this.name = name;
+        this.channel = EventChannel.create();
+        this.thread = new SetupThread(name, this::run, daemon);
+        thread.start();
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        tasks.add(task);
+        if (Thread.currentThread() != thread) wakeup.signal();
+    }
+
+    public boolean inThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** A new id on the channel whose events go to {@code handler}. Event thread only. */
+    public CmId create(Handler handler) {
+        requireThread();
+        CmId id = CmId.create(channel, PortSpace.TCP);
+        handlers.put(id, handler);
+        return id;
+    }
+
+    /** From now on {@code id}'s events go to {@code handler} (an accepted id leaves its listener). Event thread only. */
+    public void handle(CmId id, Handler handler) {
+        requireThread();
+        handlers.put(id, handler);
+    }
+
+    /** Destroys {@code id} on the event thread (now, if called there); its events are dropped from then on. Idempotent. */
+    public void destroy(CmId id) {
+        if (!inThread()) {
+            execute(() -> destroy(id));
+            return;
+        }
+        handlers.remove(id);
+        try {
+            id.close();
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "destroying an rdma_cm id failed", e);
+        }
+    }
+
+    /** Ids alive on the channel (listeners, connections, connects in progress). */
+    public int ids() {
+        return handlers.size();
+    }
+
+    private void requireThread() {
+        if (!inThread()) throw new IllegalStateException("rdma_cm ids are used on " + name + " only");
+    }
+
+    private void run() {
+        try {
+            while (true) {
+                runTasks();
+                if (stopping && handlers.isEmpty()) break;
+                CmEvent e;
+                try {
+                    e = channel.next(WAIT, wakeup);
+                } catch (RdmaTimeoutException timeout) {
+                    continue;
+                }
+                if (e != null) dispatch(e);
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, name + " stopped on an unexpected error: connections set up through it no longer see"
+                    + " disconnects", t);
+        } finally {
+            List<CmId> left = List.copyOf(handlers.keySet());
+            handlers.clear();
+            for (CmId id : left) {
+                try {
+                    id.close();
+                } catch (RuntimeException e) {
+                    LOG.log(Level.WARNING, "destroying an rdma_cm id failed", e);
+                }
+            }
+            try {
+                channel.close();
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "closing the rdma_cm event channel failed", e);
+            }
+            wakeup.close();
+            stopped.tryEmitEmpty();
+        }
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                LOG.log(Level.ERROR, "an rdma_cm task failed", t);
+            }
+        }
+    }
+
+    private void dispatch(CmEvent e) {
+        Handler h = e.id() == null ? null : handlers.get(e.id());
+        if (h == null && e.type() == CmEventType.CONNECT_REQUEST && e.listenId() != null) h = handlers.get(e.listenId());
+        if (h == null) {
+            // a request for a listener that is gone: destroying its new id refuses it
+            if (e.type() == CmEventType.CONNECT_REQUEST && e.id() != null) e.id().close();
+            LOG.log(Level.TRACE, () -> "rdma_cm event " + e.type() + " for an id nobody handles");
+            return;
+        }
+        try {
+            h.onEvent(e);
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, "handling rdma_cm event " + e.type() + " failed", t);
+        }
+    }
+
+    /** Stops once every id is destroyed; the channel closes with the thread. */
+    public Mono<Void> shutdown() {
+        execute(() -> stopping = true);
+        return stopped.asMono();
+    }
+}

@@ -1,0 +1,157 @@
+package io.jrdma.reactive.internal.setup;
+
+import io.jrdma.ffm.CmEvent;
+import io.jrdma.ffm.CmEventType;
+import io.jrdma.ffm.CmId;
+import io.jrdma.ffm.ConnectionParameters;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.loop.DeviceDomain;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * The passive side of rdma_cm on the resources' event thread: accepts or rejects (with the reason,
+ * logged and sent to the peer) each connect request, creates the connection on a loop with
+ * receives posted before accepting, hands it out on ESTABLISHED and routes DISCONNECTED to it.
+ */
+final class CmListen extends Listener implements CmEvents.Handler {
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+
+    private final CmEvents events;
+    private CmId listenId;
+    private InetSocketAddress address;
+
+    private CmListen(ResourcesCore resources, ServerSettings settings) {
+        super(resources, settings);
+        this.events = resources.cm();
+    }
+
+    /** Binds and listens on the event thread; emits the listener once it accepts connections. */
+    static Mono<Listener> bind(ResourcesCore resources, ServerSettings settings) {
+        Sinks.One<Listener> bound = Sinks.one();
+        CmListen l = new CmListen(resources, settings);
+        l.events.execute(() -> {
+            try {
+                l.listenId = l.events.create(l);
+                l.listenId.setReuseAddress(true);
+                l.listenId.bind(settings.bindAddress());
+                l.listenId.listen(settings.backlog());
+                l.address = l.listenId.localAddress();
+                resources.track(l);
+                bound.tryEmitValue(l);
+            } catch (RuntimeException e) {
+                if (l.listenId != null) l.events.destroy(l.listenId);
+                bound.tryEmitError(e);
+            }
+        });
+        return bound.asMono();
+    }
+
+    @Override
+    public InetSocketAddress address() {
+        return address;
+    }
+
+    @Override
+    public void onEvent(CmEvent e) {
+        if (e.type() == CmEventType.CONNECT_REQUEST) onConnectRequest(e);
+        else LOG.log(Level.DEBUG, () -> "listener " + address + ": " + e.type());
+    }
+
+    private void onConnectRequest(CmEvent e) {
+        CmId id = e.id();
+        InetSocketAddress peer = id.remoteAddress();
+        if (isClosing()) {
+            reject(id, peer, "the server is shutting down");
+            return;
+        }
+        ConnectionDescriptor theirs;
+        try {
+            theirs = ConnectionDescriptor.decode(e.privateData());
+        } catch (ConnectionException.Protocol p) {
+            reject(id, peer, "bad connection descriptor: " + p.getMessage());
+            return;
+        }
+        if (!settings.acceptFilter().test(peer)) {
+            reject(id, peer, "rejected by server");
+            return;
+        }
+        ConnectionCore core;
+        try {
+            DeviceDomain domain = resources.domains().of(id.context());
+            core = builder(domain, "rdma_cm " + address + " <- " + peer)
+                    .queuePairFactory(id::createQueuePair)
+                    .teardown(new CmConnect.CmTeardown(events, id))
+                    .create();
+        } catch (RuntimeException ex) {
+            LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
+            reject(id, peer, "server error: " + ex.getMessage());
+            return;
+        }
+        accepted(core);
+        events.handle(id, new Accepted(core, theirs));
+        try {
+            core.postReceives();  // before accepting: the client may send the moment it is established
+            id.accept(ConnectionParameters.defaults().withPrivateData(ConnectionDescriptor.of(settings.config(), core.exposed()).encode()));
+        } catch (RuntimeException ex) {
+            LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
+            core.abort(ex);
+        }
+    }
+
+    private void reject(CmId id, InetSocketAddress peer, String reason) {
+        LOG.log(Level.INFO, "rejected a connection from " + peer + " on " + address + ": " + reason);
+        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+        try {
+            id.reject(Arrays.copyOf(r, Math.min(r.length, CmId.MAX_PRIVATE_DATA_REJECT)));
+        } catch (RuntimeException e) {
+            LOG.log(Level.DEBUG, () -> "rejecting " + peer + " failed: " + e);
+        } finally {
+            id.close();  // not handled by anyone: destroyed here, on the event thread
+        }
+    }
+
+    /** An accepted id's events: ESTABLISHED hands the connection out, the rest close it. */
+    private final class Accepted implements CmEvents.Handler {
+        private final ConnectionCore core;
+        private final ConnectionDescriptor theirs;
+        private boolean established;
+
+        Accepted(ConnectionCore core, ConnectionDescriptor theirs) {
+            this.core = core;
+            this.theirs = theirs;
+        }
+
+        @Override
+        public void onEvent(CmEvent e) {
+            switch (e.type()) {
+                case ESTABLISHED -> {
+                    if (established) return;
+                    established = true;
+                    core.established(theirs.exposed());
+                    handOut(core);
+                }
+                case DISCONNECTED -> core.peerClosed("the peer disconnected");
+                case DEVICE_REMOVAL -> core.peerClosed("the RDMA device was removed");
+                case CONNECT_ERROR, UNREACHABLE, REJECTED -> core.abort(new ConnectionException("accepting failed: " + e));
+                default -> { }
+            }
+        }
+    }
+
+    @Override
+    Mono<Void> stopListening() {
+        Sinks.Empty<Void> stopped = Sinks.empty();
+        events.execute(() -> {
+            if (listenId != null) events.destroy(listenId);
+            stopped.tryEmitEmpty();
+        });
+        return stopped.asMono();
+    }
+}

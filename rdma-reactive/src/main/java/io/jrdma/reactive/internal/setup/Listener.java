@@ -1,0 +1,159 @@
+package io.jrdma.reactive.internal.setup;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import java.lang.System.Logger.Level;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * What both listeners share: the connections they accepted, and what a server shares among them
+ * per device, its shared receive queue and its shared exposed region. Those outlive the listening:
+ * they go once the server is closed and the last of its connections is destroyed (an SRQ cannot
+ * be destroyed while a QP uses it; an exposed region must stay until no QP can reach it).
+ */
+public abstract class Listener {
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+
+    final ResourcesCore resources;
+    final ServerSettings settings;
+    private final Set<ConnectionCore> live = new HashSet<>();                       // guarded by this
+    private final Map<DeviceDomain, SharedReceiver> receivers = new HashMap<>();      // guarded by this
+    private final Map<DeviceDomain, RegisteredBuffer> regions = new HashMap<>();      // guarded by this
+    private boolean closing;                                                          // guarded by this
+    private final Sinks.Empty<Void> sharedReleased = Sinks.empty();
+    private Mono<Void> closed;                                                        // guarded by this
+
+    Listener(ResourcesCore resources, ServerSettings settings) {
+        this.resources = resources;
+        this.settings = settings;
+    }
+
+    public abstract InetSocketAddress address();
+
+    /** Stops accepting; completes once the listening endpoint is freed (its port can be bound again). */
+    abstract Mono<Void> stopListening();
+
+    final synchronized boolean isClosing() {
+        return closing;
+    }
+
+    /** A connection builder on the least loaded loop, with the server's shared SRQ and region for the device. */
+    final ConnectionCore.Builder builder(DeviceDomain domain, String description) {
+        ConnectionCore.Builder b = ConnectionCore.builder(domain, resources.chooseLoop(), settings.config(), description);
+        synchronized (this) {
+            if (settings.srqDepth() > 0) {
+                SharedReceiver r = receivers.get(domain);
+                if (r == null) {
+                    r = SharedReceiver.create(domain, resources.loops(), settings.srqDepth(), settings.srqMaxDepth(),
+                            settings.config().bufferSize());
+                    receivers.put(domain, r);
+                }
+                b.sharedReceiveQueue(r);
+            }
+            if (settings.sharedExposedBytes() > 0) {
+                RegisteredBuffer region = regions.get(domain);
+                if (region == null) {
+                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
+                    access.addAll(settings.sharedExposedAccess());
+                    region = domain.region(settings.sharedExposedBytes(), access);
+                    regions.put(domain, region);
+                }
+                b.sharedExposed(region);
+            }
+        }
+        return b;
+    }
+
+    /** A connection was created for a connect request: it belongs to the server until destroyed. */
+    final void accepted(ConnectionCore core) {
+        synchronized (this) {
+            live.add(core);
+        }
+        resources.track(core);
+        core.onDestroyed(() -> {
+            boolean last;
+            synchronized (this) {
+                live.remove(core);
+                last = closing && live.isEmpty();
+            }
+            if (last) releaseShared();
+        });
+    }
+
+    /** Established: to the application, unless the server is closing. */
+    final void handOut(ConnectionCore core) {
+        if (isClosing()) {
+            core.close().subscribe();
+            return;
+        }
+        settings.onConnection().accept(core);
+    }
+
+    /** The server's shared region on {@code domain}, if it exposes one and a client of that device connected. */
+    public final synchronized Optional<RegisteredBuffer> sharedRegion(String deviceName) {
+        return regions.entrySet().stream().filter(e -> e.getKey().deviceName().equals(deviceName)).map(Map.Entry::getValue).findFirst();
+    }
+
+    /** The server's SRQs, one per device a client connected through. */
+    public final synchronized List<SharedReceiver> sharedReceivers() {
+        return List.copyOf(receivers.values());
+    }
+
+    /**
+     * Stops accepting and closes every connection it accepted, concurrently; completes once they
+     * are destroyed and the shared SRQs and regions are freed. Never blocks.
+     */
+    public final Mono<Void> close() {
+        List<ConnectionCore> toClose;
+        boolean none;
+        synchronized (this) {
+            if (closing) return closed;
+            closing = true;
+            toClose = new ArrayList<>(live);
+            none = live.isEmpty();
+            closed = Mono.when(stopListening(), sharedReleased.asMono()).cache();
+        }
+        resources.untrack(this);
+        if (none) releaseShared();
+        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.log(Level.WARNING, "closing " + this, e));
+        Mono<Void> done;
+        synchronized (this) {
+            done = closed;
+        }
+        return done;
+    }
+
+    private void releaseShared() {
+        List<SharedReceiver> srqs;
+        List<RegisteredBuffer> shared;
+        synchronized (this) {
+            srqs = List.copyOf(receivers.values());
+            shared = List.copyOf(regions.values());
+            receivers.clear();
+            regions.clear();
+        }
+        srqs.forEach(SharedReceiver::close);
+        shared.forEach(RegisteredBuffer::release);
+        sharedReleased.tryEmitEmpty();
+    }
+
+    @Override
+    public String toString() {
+        return getClass().getSimpleName() + "[" + address() + "]";
+    }
+}

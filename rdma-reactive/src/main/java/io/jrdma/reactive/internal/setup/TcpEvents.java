@@ -1,0 +1,137 @@
+package io.jrdma.reactive.internal.setup;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.Iterator;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * One selector and one thread for every socket of the TCP setup path of an
+ * {@code RdmaResources}: listening sockets, handshakes in progress and the control connections of
+ * established connections (whose end is how a peer's departure shows). No thread per socket.
+ * Every socket is registered, used and closed on this thread.
+ */
+public final class TcpEvents implements Executor {
+    /** Something registered with the selector; its methods run on the selector thread. */
+    interface Handler {
+        void onReady(SelectionKey key) throws IOException;
+
+        /** The handler failed or the selector is closing: release the socket. */
+        void onFailure(Throwable error);
+    }
+
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.tcp");
+
+    private final String name;
+    private final Selector selector;
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private volatile boolean stopping;
+    private final Sinks.Empty<Void> stopped = Sinks.empty();
+
+    public TcpEvents(String name, boolean daemon) {
+        this.name = name;
+        try {
+            this.selector = Selector.open();
+        } catch (IOException e) {
+            throw new UncheckedIOException("opening a selector for the TCP setup path failed", e);
+        }
+        this.thread = new SetupThread(name, this::run, daemon);
+        thread.start();
+    }
+
+    @Override
+    public void execute(Runnable task) {
+        tasks.add(task);
+        if (Thread.currentThread() != thread) selector.wakeup();
+    }
+
+    boolean inThread() {
+        return Thread.currentThread() == thread;
+    }
+
+    /** Registers {@code channel} (non-blocking) for {@code ops}. Selector thread only. */
+    SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
+        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are registered on " + name + " only");
+        channel.configureBlocking(false);
+        return channel.register(selector, ops, handler);
+    }
+
+    /**
+     * Finishes the closing of channels closed since the last select: a registered channel's socket
+     * is released only when its key is deregistered, and a listener's port must be free once its
+     * close is reported. Selector thread only; the keys it finds ready are handled in the next pass.
+     */
+    void deregisterClosed() throws IOException {
+        selector.selectNow();
+    }
+
+    /** Sockets registered: listeners, handshakes and established connections' control sockets. */
+    public int sockets() {
+        return selector.keys().size();
+    }
+
+    private void run() {
+        try {
+            while (true) {
+                runTasks();
+                // a select deregisters the keys of channels closed since the last one
+                if (stopping && selector.selectNow() == 0 && selector.keys().isEmpty()) break;
+                selector.select(stopping ? 100 : 5_000);
+                for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
+                    SelectionKey key = it.next();
+                    it.remove();
+                    Handler h = (Handler) key.attachment();
+                    try {
+                        if (key.isValid()) h.onReady(key);
+                    } catch (CancelledKeyException ignored) {
+                        // closed while we looked at it
+                    } catch (Throwable t) {
+                        h.onFailure(t);
+                    }
+                }
+            }
+        } catch (Throwable t) {
+            LOG.log(Level.ERROR, name + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", t);
+        } finally {
+            for (SelectionKey key : selector.keys()) {
+                try {
+                    ((Handler) key.attachment()).onFailure(new IllegalStateException(name + " stopped"));
+                } catch (RuntimeException ignored) {
+                    // best effort
+                }
+            }
+            try {
+                selector.close();
+            } catch (IOException e) {
+                LOG.log(Level.WARNING, "closing the selector failed", e);
+            }
+            stopped.tryEmitEmpty();
+        }
+    }
+
+    private void runTasks() {
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+            try {
+                task.run();
+            } catch (Throwable t) {
+                LOG.log(Level.ERROR, "a TCP setup task failed", t);
+            }
+        }
+    }
+
+    /** Stops once every socket is closed. */
+    public Mono<Void> shutdown() {
+        execute(() -> stopping = true);
+        return stopped.asMono();
+    }
+}
