@@ -256,6 +256,9 @@ static struct ibv_context *open_device(const char *name)
 	int n;
 
 	list = ibv_get_device_list(&n);
+	if (!list && errno == ENOSYS)
+		die("ibv_get_device_list failed: %s (errno %d): this kernel has no RDMA (run inside jrdma's lab:"
+		    " lab/softroce)", strerror(errno), errno);
 	if (!list)
 		die_errno("ibv_get_device_list");
 	if (n == 0)

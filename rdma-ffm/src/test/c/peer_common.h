@@ -202,6 +202,9 @@ PEER_API struct rdma_event_channel *cm_channel(void)
 {
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 
+	if (!ch && (errno == ENODEV || errno == ENOENT))
+		die("rdma_create_event_channel failed: %s (errno %d): no usable /dev/infiniband/rdma_cm (no RDMA in"
+		    " this kernel, or rdma_ucm not loaded; jrdma's lab has both: lab/softroce)", strerror(errno), errno);
 	if (!ch)
 		die_errno("rdma_create_event_channel");
 	/* a spurious poll wake-up must not leave rdma_get_cm_event blocking without a deadline */
