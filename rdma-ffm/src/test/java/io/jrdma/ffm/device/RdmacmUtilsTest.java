@@ -1,0 +1,93 @@
+package io.jrdma.ffm.device;
+
+import static io.jrdma.ffm.device.CPeerLab.IP_A;
+import static io.jrdma.ffm.device.CPeerLab.IP_B;
+import static io.jrdma.ffm.device.CPeerLab.WAIT;
+import static io.jrdma.ffm.device.CPeerLab.find;
+
+import io.jrdma.interop.CPeer;
+import io.jrdma.interop.CPeerProcess;
+import io.jrdma.interop.CPeerResult;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.Isolated;
+
+/**
+ * rdmacm-utils' own client/server pairs work between rxe0 and rxe1 in the lab: the baseline for
+ * pointing jrdma at them (docs/c-interop.md has their protocols). If one of these fails, an
+ * interop failure is the lab's, not jrdma's.
+ */
+@Tag("device")
+@Isolated
+@Execution(ExecutionMode.SAME_THREAD)
+class RdmacmUtilsTest {
+    /** What a client prints when it comes before the server listens (rdma_cm answers with a REJ). */
+    private static final Pattern REFUSED = Pattern.compile("Connection refused|RDMA_CM_EVENT_REJECTED");
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void rdmaClientAndRdmaServerExchangeOneSixteenByteMessageEachWay() {
+        String port = String.valueOf(RxePair.nextCmPort());
+        try (CPeerProcess server = CPeer.installed("rdma_server").start("-s", IP_B, "-p", port)) {
+            // rdma_client cannot choose its source address: routing picks 10.77.0.1 (rxe0) in the lab
+            CPeerResult client = clientOnceServerListens(server, CPeer.installed("rdma_client"), "-s", IP_B, "-p", port)
+                    .requireSuccess();
+            CPeerResult done = server.awaitExit(WAIT).requireSuccess();
+            find(client, "^rdma_client: end 0$", done);
+            find(done, "^rdma_server: end 0$", client);
+        }
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void ucmatoseServerAndClientExchangeTenHundredByteSendsEachWay() {
+        String port = String.valueOf(RxePair.nextCmPort());
+        try (CPeerProcess server = CPeer.installed("ucmatose").start("-b", IP_B, "-p", port)) {
+            CPeerResult client = clientOnceServerListens(server, CPeer.installed("ucmatose"),
+                    "-s", IP_B, "-b", IP_A, "-p", port).requireSuccess();
+            CPeerResult done = server.awaitExit(WAIT).requireSuccess();
+            find(client, "^data transfers complete$", done);
+            find(client, "^return status 0$", done);
+            find(done, "^data transfers complete$", client);
+            find(done, "^return status 0$", client);
+        }
+    }
+
+    @Test
+    @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void rpingServerReadsAndWritesBackThreeValidatedPings() {
+        String port = String.valueOf(RxePair.nextCmPort());
+        try (CPeerProcess server = CPeer.installed("rping").start("-s", "-a", IP_B, "-p", port, "-C", "3", "-v")) {
+            CPeerResult client = clientOnceServerListens(server, CPeer.installed("rping"),
+                    "-c", "-a", IP_B, "-I", IP_A, "-p", port, "-C", "3", "-v", "-V").requireSuccess();
+            CPeerResult done = server.awaitExit(WAIT).requireSuccess();
+            for (int k = 0; k < 3; k++) {
+                find(client, "^ping data: rdma-ping-" + k + ": ", done);
+                find(done, "^server ping data: rdma-ping-" + k + ": ", client);
+            }
+        }
+    }
+
+    /**
+     * These servers print nothing once they listen, so a client that starts too early is refused:
+     * it is run again, while the server lives, until it is not refused (or 20 attempts are spent).
+     */
+    private static CPeerResult clientOnceServerListens(CPeerProcess server, CPeer client, String... args) {
+        for (int attempt = 1; ; attempt++) {
+            CPeerResult r = client.run(WAIT, args);
+            if (r.exitCode() == 0 || !REFUSED.matcher(r.output()).find() || !server.isAlive() || attempt == 20) return r;
+            try {
+                Thread.sleep(250);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+}
