@@ -67,6 +67,28 @@ class CloseTest {
         }
     }
 
+    /**
+     * Each posted receive flushes once when the connection closes, and is not posted again: a
+     * buffer re-posted to a QP in ERR flushes straight back, and re-posting it again kept the
+     * connection draining (and its loop busy) until the drain deadline.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void closingFlushesEachPostedReceiveExactlyOnce(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), RdmaClient.create().queueDepth(4, 8))) {
+            RdmaConnection client = p.client;
+            assertEquals(8, client.receivesPosted());
+            List<WorkCompletion> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+            client.completions().subscribe(seen::add);
+            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
+            List<WorkCompletion> flushedReceives = seen.stream()
+                    .filter(wc -> wc.opcode() == io.jrdma.ffm.WcOpcode.RECV && wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR).toList();
+            assertEquals(8, flushedReceives.size(), "one flush per posted receive: " + flushedReceives);
+            assertEquals(8, flushedReceives.stream().map(WorkCompletion::wrId).distinct().count());
+            assertEquals(0, client.receivesPosted());
+        }
+    }
+
     @Test
     void everyOperationAfterCloseFailsWithClosed() {
         try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {
@@ -208,22 +230,25 @@ class CloseTest {
     }
 
     /**
-     * disposeLater() completes only once the listener thread has left and its listening endpoint
-     * is freed: the thread is gone and the same port can be bound again at once.
+     * disposeLater() completes only once the listening endpoint is freed: the same port can be
+     * bound again at once. Listening costs no thread of its own: the resources' threads are their
+     * loops and one setup thread, before, during and after.
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void disposeLaterCompletesOnceTheListenerIsGoneAndItsPortFree(Transport transport) {
-        RdmaResources serverResources = RdmaResources.create("relisten");
+        RdmaResources serverResources = RdmaResources.create("relisten", 1);
+        java.util.function.LongSupplier threads = () -> Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("relisten-")).count();
         try {
             RdmaServer config = RdmaServer.create().resources(serverResources).host(LabPeers.SERVER_IP).transport(transport);
             DisposableRdmaServer first = config.port(0).bind().block(TIMEOUT);
             int port = first.address().getPort();
+            assertEquals(2, threads.getAsLong(), "one loop and one setup thread; none for the listener");
             StepVerifier.create(first.connections()).then(first::disposeLater).expectComplete().verify(TIMEOUT);
             StepVerifier.create(first.disposeLater()).expectComplete().verify(TIMEOUT);
             assertTrue(first.isDisposed());
-            assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith("relisten-")),
-                    "the listener thread has left by the time disposeLater() completes");
+            assertEquals(2, threads.getAsLong());
 
             DisposableRdmaServer again = config.port(port).bind().block(TIMEOUT);
             try {

@@ -204,7 +204,7 @@ public final class ConnectionCore implements Loop.Member {
                 }
                 if (exposed != null) undo.add(exposed::release);
                 ConnectionCore core = new ConnectionCore(this, lease, qp, receivePool, exposed);
-                loop.register(core.qpNumber, core);
+                loop.register(lease, core.qpNumber, core);
                 domain.watch(qp.handle().address(), core::onAsyncEvent);
                 return core;
             } catch (RuntimeException e) {
@@ -447,6 +447,8 @@ public final class ConnectionCore implements Loop.Member {
         if (!close.begin(cause)) return;
         LOG.log(Level.DEBUG, () -> this + " closing: " + cause);
         sendQueue.close(this::closedError, cause);  // nothing is posted from now on
+        // nor received into: a buffer re-posted to the QP in ERR would flush, come back and be re-posted, over and over
+        if (receiveQueue != null) receiveQueue.close();
         try {
             teardown.disconnect(qp);  // QP → ERR: every posted WR completes with a flush error
         } catch (RuntimeException e) {
@@ -482,7 +484,7 @@ public final class ConnectionCore implements Loop.Member {
         sendQueue.awaitNoPoster();
         if (receiveQueue != null) receiveQueue.close();
         quietly("destroying the QP", qp::close);
-        loop.unregister(qpNumber, this);
+        loop.unregister(cq, qpNumber, this);
         domain.unwatch(qp.handle().address());
         cq.release();
         ConnectionException.Closed error = closedError();

@@ -84,7 +84,8 @@ public final class Loop implements Executor {
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Set while the loop is about to sleep or sleeps: only then does a new task need the wakeup's syscall. */
     private final AtomicBoolean sleeping = new AtomicBoolean();
-    private final QpTable<Member> members = new QpTable<>();
+    /** Members on this loop, over all devices (each device's table is its LoopDevice's: QP numbers are per device). */
+    private final AtomicInteger memberCount = new AtomicInteger();
     /** Connections assigned (CQ leases held): what least-loaded assignment compares. */
     private final AtomicInteger load = new AtomicInteger();
     private final AtomicIntegerArray modes = new AtomicIntegerArray(PollingMode.values().length);
@@ -229,17 +230,23 @@ public final class Loop implements Executor {
         }
     }
 
-    /** Routes completions of {@code qpNumber} to {@code member} from now on. Any thread. */
-    public void register(int qpNumber, Member member) {
-        members.put(qpNumber, member);
+    /**
+     * Routes completions of {@code lease}'s device naming {@code qpNumber} to {@code member} from
+     * now on (QP numbers are unique per device only). Any thread.
+     */
+    public void register(CqLease lease, int qpNumber, Member member) {
+        lease.cq.device.members.put(qpNumber, member);
+        memberCount.incrementAndGet();
         modes.incrementAndGet(member.pollingMode().ordinal());
         wakeIfSleeping();  // the polling mode may have changed
     }
 
     /** Stops routing; called by the member as it is destroyed. */
-    public void unregister(int qpNumber, Member member) {
-        members.remove(qpNumber, member);
-        modes.decrementAndGet(member.pollingMode().ordinal());
+    public void unregister(CqLease lease, int qpNumber, Member member) {
+        if (lease.cq.device.members.remove(qpNumber, member)) {
+            memberCount.decrementAndGet();
+            modes.decrementAndGet(member.pollingMode().ordinal());
+        }
     }
 
     /** The member is closing and its QP is in ERR: drain it, then destroy it here. Any thread. */
@@ -274,7 +281,7 @@ public final class Loop implements Executor {
         try {
             while (true) {
                 runTasks();
-                if (shutdown && draining.isEmpty() && members.size() == 0) break;
+                if (shutdown && draining.isEmpty() && memberCount.get() == 0) break;
                 int n = pollAll();
                 if (!draining.isEmpty()) destroyDrained();
                 if (n > 0) {
@@ -317,14 +324,14 @@ public final class Loop implements Executor {
         int total = 0;
         for (LoopCq c : cqs) {
             int n = c.cq.poll(wcs, POLL_BATCH);
-            for (int i = 0; i < n; i++) dispatch(i);
+            for (int i = 0; i < n; i++) dispatch(c.device.members, i);
             total += n;
         }
         if (total > 0) completions.addAndGet(total);
         return total;
     }
 
-    private void dispatch(int i) {
+    private void dispatch(QpTable<Member> members, int i) {
         Member m = members.get(wcs.qpNumber(i));
         if (m == null) {
             SharedReceiver.orphaned(wcs, i);  // its QP is gone; a shared receive buffer goes back to its SRQ
@@ -458,6 +465,7 @@ public final class Loop implements Executor {
         final DeviceDomain domain;
         final CompletionChannel channel;
         final List<LoopCq> cqs = new ArrayList<>();  // guarded by the loop's cqLock
+        final QpTable<Member> members = new QpTable<>();
 
         LoopDevice(DeviceDomain domain, CompletionChannel channel) {
             this.domain = domain;

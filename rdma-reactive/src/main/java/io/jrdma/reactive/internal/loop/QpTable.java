@@ -35,11 +35,11 @@ final class QpTable<V> {
         snapshot = new Snapshot(keys, values);
     }
 
-    /** Removes {@code qpNumber} if it maps to {@code value}. */
-    synchronized void remove(int qpNumber, V value) {
+    /** Removes {@code qpNumber} if it maps to {@code value}; true if it did. */
+    synchronized boolean remove(int qpNumber, V value) {
         Snapshot s = snapshot;
         int i = Arrays.binarySearch(s.keys, qpNumber);
-        if (i < 0 || s.values[i] != value) return;
+        if (i < 0 || s.values[i] != value) return false;
         int[] keys = new int[s.keys.length - 1];
         Object[] values = new Object[keys.length];
         System.arraycopy(s.keys, 0, keys, 0, i);
@@ -47,6 +47,7 @@ final class QpTable<V> {
         System.arraycopy(s.keys, i + 1, keys, i, keys.length - i);
         System.arraycopy(s.values, i + 1, values, i, keys.length - i);
         snapshot = new Snapshot(keys, values);
+        return true;
     }
 
     int size() {
