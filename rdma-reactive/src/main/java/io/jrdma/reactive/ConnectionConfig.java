@@ -30,6 +30,10 @@ public final class ConnectionConfig {
     private final String device;
     private final int port;
     private final int gidIndex;
+    private final int responderResources;
+    private final int initiatorDepth;
+    private final int retryCount;
+    private final int rnrRetryCount;
 
     private ConnectionConfig(Draft d) {
         if (d.sendQueueDepth < 1 || d.receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
@@ -46,6 +50,12 @@ public final class ConnectionConfig {
         if (d.maxInlineData < 0) throw new IllegalArgumentException("maxInlineData must not be negative");
         if (d.port < 1) throw new IllegalArgumentException("device ports are numbered from 1");
         if (d.gidIndex < -1) throw new IllegalArgumentException("gidIndex must be -1 (by local address) or a GID table index");
+        if (d.responderResources < 0 || d.responderResources > 255 || d.initiatorDepth < 0 || d.initiatorDepth > 255) {
+            throw new IllegalArgumentException("responder resources and initiator depth are 0-255 (u8 in rdma_conn_param)");
+        }
+        if (d.retryCount < 0 || d.retryCount > 7 || d.rnrRetryCount < 0 || d.rnrRetryCount > 7) {
+            throw new IllegalArgumentException("retry and RNR retry counts are 0-7 (7: RNR retries forever)");
+        }
         this.sendQueueDepth = d.sendQueueDepth;
         this.receiveQueueDepth = d.receiveQueueDepth;
         this.bufferSize = d.bufferSize;
@@ -60,6 +70,10 @@ public final class ConnectionConfig {
         this.device = d.device;
         this.port = d.port;
         this.gidIndex = d.gidIndex;
+        this.responderResources = d.responderResources;
+        this.initiatorDepth = d.initiatorDepth;
+        this.retryCount = d.retryCount;
+        this.rnrRetryCount = d.rnrRetryCount;
     }
 
     /** 64 send credits, 64 posted receives, 4 KiB buffers, ADAPTIVE polling, 10 s to connect, 30 s per operation. */
@@ -137,6 +151,26 @@ public final class ConnectionConfig {
         return gidIndex;
     }
 
+    /** RDMA READs and atomics the peer may have outstanding at this side (rdma_conn_param's responder_resources; max_dest_rd_atomic). */
+    public int responderResources() {
+        return responderResources;
+    }
+
+    /** RDMA READs and atomics this side may have outstanding at the peer (initiator_depth; max_rd_atomic). */
+    public int initiatorDepth() {
+        return initiatorDepth;
+    }
+
+    /** Transport retries before a send fails with retry exceeded (retry_count, 0-7). */
+    public int retryCount() {
+        return retryCount;
+    }
+
+    /** Retries after an RNR NAK (rnr_retry_count, 0-7; 7 retries forever). */
+    public int rnrRetryCount() {
+        return rnrRetryCount;
+    }
+
     /** What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region). */
     public Set<Access> qpAccess(boolean shared) {
         return exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
@@ -155,7 +189,9 @@ public final class ConnectionConfig {
                 && bufferSize == c.bufferSize && bufferCount == c.bufferCount && maxScatterGather == c.maxScatterGather
                 && pollingMode == c.pollingMode && exposedBufferSize == c.exposedBufferSize && exposedAccess.equals(c.exposedAccess)
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
-                && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex;
+                && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
+                && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
+                && rnrRetryCount == c.rnrRetryCount;
     }
 
     @Override
@@ -168,13 +204,15 @@ public final class ConnectionConfig {
         return "ConnectionConfig[send " + sendQueueDepth + ", receive " + receiveQueueDepth + ", buffers " + bufferCount + " x "
                 + bufferSize + ", sge " + maxScatterGather + ", " + pollingMode + ", exposed " + exposedBufferSize + " " + exposedAccess
                 + ", connect " + connectTimeout + ", operation " + operationTimeout + ", inline " + maxInlineData
-                + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex) + "]";
+                + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex)
+                + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount + "]";
     }
 
     /** The fields of a configuration under change; building validates them. */
     static final class Draft {
         int sendQueueDepth = 64, receiveQueueDepth = 64, bufferSize = 4096, bufferCount = 64, maxScatterGather = 4;
         int maxInlineData = 64, port = 1, gidIndex = -1;
+        int responderResources = 16, initiatorDepth = 16, retryCount = 7, rnrRetryCount = 7;
         PollingMode pollingMode = PollingMode.ADAPTIVE;
         long exposedBufferSize;
         Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
@@ -198,6 +236,10 @@ public final class ConnectionConfig {
             device = c.device;
             port = c.port;
             gidIndex = c.gidIndex;
+            responderResources = c.responderResources;
+            initiatorDepth = c.initiatorDepth;
+            retryCount = c.retryCount;
+            rnrRetryCount = c.rnrRetryCount;
         }
 
         private ConnectionConfig build() {

@@ -117,6 +117,22 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         return with(d -> d.gidIndex = index);
     }
 
+    /**
+     * The connection parameters C peers set in {@code struct rdma_conn_param}: RDMA READs/atomics
+     * the peer may have outstanding here ({@code responder_resources}) and this side there
+     * ({@code initiator_depth}), transport retries and RNR retries (7 = forever). Defaults 16, 16,
+     * 7, 7. The TCP path programs the same values into the QP (max_dest_rd_atomic, max_rd_atomic,
+     * retry_cnt, rnr_retry).
+     */
+    public T connectionParameters(int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount) {
+        return with(d -> {
+            d.responderResources = responderResources;
+            d.initiatorDepth = initiatorDepth;
+            d.retryCount = retryCount;
+            d.rnrRetryCount = rnrRetryCount;
+        });
+    }
+
     public T maxInlineData(int bytes) {
         return with(d -> d.maxInlineData = bytes);
     }

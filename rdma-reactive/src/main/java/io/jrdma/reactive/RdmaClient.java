@@ -1,9 +1,12 @@
 package io.jrdma.reactive;
 
+import io.jrdma.ffm.CmId;
 import io.jrdma.reactive.internal.HandOff;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.setup.SetupCallback;
+import io.jrdma.reactive.internal.setup.SetupOptions;
 import java.net.InetSocketAddress;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import reactor.core.publisher.Mono;
 
@@ -19,25 +22,53 @@ import reactor.core.publisher.Mono;
  */
 public final class RdmaClient extends ConnectionSpec<RdmaClient> {
     private final String localAddress;
+    private final SetupOptions options;
 
     private RdmaClient(String host, int port, String localAddress, Transport transport, ConnectionConfig config,
-                       RdmaResources resources) {
+                       RdmaResources resources, SetupOptions options) {
         super(host, port, transport, config, resources);
         this.localAddress = localAddress;
+        this.options = options;
     }
 
     public static RdmaClient create() {
-        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null);
+        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, SetupOptions.JRDMA);
     }
 
     @Override
     RdmaClient copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaClient(host, port, localAddress, transport, config, resources);
+        return new RdmaClient(host, port, localAddress, transport, config, resources, options);
     }
 
     /** The local IP to connect from; selects the RDMA device (its RoCE v2 GID). */
     public RdmaClient localAddress(String address) {
-        return new RdmaClient(host, port, address, transport, config, resources);
+        return new RdmaClient(host, port, address, transport, config, resources, options);
+    }
+
+    /**
+     * Connects over rdma_cm to a server that is not jrdma (a C program written against
+     * librdmacm, say): sends exactly {@code privateData} with the connect request (at most 56
+     * bytes on RoCE and InfiniBand; may be empty) instead of jrdma's connection descriptor, and
+     * requires none back. What the server accepted with is {@link RdmaConnection#peerPrivateData()};
+     * memory it advertises there in its own format becomes a {@code RemoteBuffer} the application
+     * builds ({@link io.jrdma.reactive.memory.RemoteBuffer#fromBigEndian}). Everything else of
+     * the connection is the same.
+     */
+    public RdmaClient rawPrivateData(byte[] privateData) {
+        if (privateData.length > CmId.MAX_PRIVATE_DATA_CONNECT) {
+            throw new IllegalArgumentException(privateData.length + " bytes of connect private data exceed rdma_cm's "
+                    + CmId.MAX_PRIVATE_DATA_CONNECT);
+        }
+        return new RdmaClient(host, port, localAddress, transport, config, resources, new SetupOptions(privateData.clone(), null));
+    }
+
+    /**
+     * Sets up the connection with an exchange the application performs itself, in its peer's
+     * format ({@link OutOfBandExchange}); host and port are not used. The device is the one named
+     * by {@code device(name, port)}, or the one owning {@link #localAddress}.
+     */
+    public RdmaClient outOfBand(OutOfBandExchange exchange) {
+        return new RdmaClient(host, port, localAddress, transport, config, resources, new SetupOptions(null, Objects.requireNonNull(exchange)));
     }
 
     /**
@@ -52,7 +83,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
             return HandOff.<RdmaConnection>create(waiter -> {
                 InetSocketAddress remote = new InetSocketAddress(host, port);
                 InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(localAddress, 0);
-                cancel.set(resources().core().connect(transport, config, local, remote, new SetupCallback() {
+                cancel.set(resources().core().connect(transport, config, local, remote, options, new SetupCallback() {
                     @Override
                     public void established(ConnectionCore core) {
                         RdmaConnection c = new RdmaConnection(core);

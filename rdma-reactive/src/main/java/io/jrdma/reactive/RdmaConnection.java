@@ -190,10 +190,21 @@ public final class RdmaConnection {
     /** The memory the peer exposed to us (READ/WRITE/atomics target), or fails if it exposed none. */
     public RemoteBuffer remoteBuffer() {
         RemoteBuffer r = core.remote();
-        if (r == null || r.length() == 0) {
-            throw new IllegalStateException("the peer exposed no memory (configure exposeBuffer on its side)");
+        if (r == null) {
+            throw new IllegalStateException("the peer is not a jrdma peer, so jrdma does not know what it exposes: build a RemoteBuffer"
+                    + " from what it advertised (peerPrivateData(), RemoteBuffer.fromBigEndian)");
         }
+        if (r.length() == 0) throw new IllegalStateException("the peer exposed no memory (configure exposeBuffer on its side)");
         return r;
+    }
+
+    /**
+     * What the peer sent while connecting: its connect or accept private data over rdma_cm (which
+     * reports the whole field: on RoCE and InfiniBand, 56 bytes from a client and 196 from a
+     * server, the peer's own bytes followed by zeros), jrdma's descriptor from a jrdma peer.
+     */
+    public byte[] peerPrivateData() {
+        return core.peerPrivateData();
     }
 
     /** The memory this side exposed to the peer (its own, or a server's region shared by all its clients), or fails if none. */

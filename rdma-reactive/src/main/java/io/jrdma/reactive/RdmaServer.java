@@ -4,6 +4,7 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.internal.setup.ServerSettings;
 import java.net.InetSocketAddress;
 import java.util.Objects;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import reactor.core.publisher.Mono;
 
@@ -22,10 +23,13 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private final int srqDepth;
     private final int srqMaxDepth;
     private final long sharedExposedBytes;
+    private final Function<ConnectRequest, AcceptDecision> rawAccept;
 
     private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources,
-                       Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes) {
+                       Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes,
+                       Function<ConnectRequest, AcceptDecision> rawAccept) {
         super(host, port, transport, config, resources);
+        this.rawAccept = rawAccept;
         this.acceptFilter = acceptFilter;
         this.backlog = backlog;
         this.srqDepth = srqDepth;
@@ -34,24 +38,24 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     }
 
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, 128, 0, 0, 0);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, 128, 0, 0, 0, null);
     }
 
     @Override
     RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept);
     }
 
     /** Which peers to accept; the others are rejected with a reason (rdma_cm: in the reject's private data), which is also logged. */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
         return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
-                sharedExposedBytes);
+                sharedExposedBytes, rawAccept);
     }
 
     /** Connect requests the kernel queues before they are handled (default 128). */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept);
     }
 
     /** {@link #sharedReceiveQueue(int, int)} that may grow to four times {@code depth}. */
@@ -74,7 +78,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
         if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept);
     }
 
     /**
@@ -88,7 +92,20 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
         // no region of each connection's own; the access travels in the configuration, where the QP's rights come from too
         RdmaServer s = exposeBuffer(0, first, rest);
-        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes);
+        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept);
+    }
+
+    /**
+     * Accepts rdma_cm clients that are not jrdma (C programs written against librdmacm, say):
+     * instead of jrdma's connection descriptor, {@code decide} answers each connect request with
+     * the accept's private data in the client's own format (for example the memory this connection
+     * exposes, {@code request.exposed()}, as {@code RemoteBuffer.toBigEndian()}), or a reject with
+     * a reason. It runs on the rdma_cm thread, after the connection's QP exists and its receives
+     * are about to be posted: keep it short and do not block.
+     */
+    public RdmaServer acceptRaw(Function<ConnectRequest, AcceptDecision> decide) {
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
+                Objects.requireNonNull(decide));
     }
 
     /** Starts listening when subscribed; emits once the server accepts connections. */
@@ -96,7 +113,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         return Mono.defer(() -> {
             DisposableRdmaServer server = new DisposableRdmaServer();
             ServerSettings settings = new ServerSettings(config, new InetSocketAddress(host, port), backlog, acceptFilter, srqDepth,
-                    srqMaxDepth, sharedExposedBytes, config.exposedAccess(), server::connected);
+                    srqMaxDepth, sharedExposedBytes, config.exposedAccess(), rawAccept, server::connected);
             return resources().core().listen(transport, settings).map(server::listening);
         });
     }

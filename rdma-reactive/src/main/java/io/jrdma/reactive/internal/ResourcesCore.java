@@ -11,6 +11,7 @@ import io.jrdma.reactive.internal.setup.CmEvents;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.internal.setup.ServerSettings;
 import io.jrdma.reactive.internal.setup.SetupCallback;
+import io.jrdma.reactive.internal.setup.SetupOptions;
 import io.jrdma.reactive.internal.setup.Setups;
 import io.jrdma.reactive.internal.setup.TcpEvents;
 import java.net.InetSocketAddress;
@@ -79,12 +80,12 @@ public final class ResourcesCore {
 
     /** Starts a connection setup; the returned action cancels it while it is in progress. */
     public Runnable connect(Transport transport, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                            SetupCallback callback) {
+                            SetupOptions options, SetupCallback callback) {
         if (disposed) {
             callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
             return () -> { };
         }
-        return Setups.connect(this, transport, config, local, remote, callback);
+        return Setups.connect(this, transport, config, local, remote, options, callback);
     }
 
     /** Binds a listener; emits it once it accepts connections. */

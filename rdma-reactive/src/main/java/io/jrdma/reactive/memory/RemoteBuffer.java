@@ -1,16 +1,21 @@
 package io.jrdma.reactive.memory;
 
 import io.jrdma.reactive.RemoteRangeException;
-
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 
 /**
  * A peer's registered memory as RDMA READ/WRITE/atomics address it: virtual address, remote key
- * and length. This is what a peer hands out (in rdma_cm private data or the TCP exchange); a C
- * peer would put the same three values on the wire.
+ * and length. A jrdma peer learns it from the connection descriptor; with any other peer, build it
+ * from the three values the peer sent in its own format ({@code new RemoteBuffer(address, rkey, length)},
+ * or {@link #fromBigEndian} for the common 16-byte layout).
  */
 public record RemoteBuffer(long address, int rkey, long length) {
-    public static final int WIRE_SIZE = 8 + 4 + 8;
+    /**
+     * Bytes of the common network-order layout C programs put in rdma_cm private data or on a
+     * socket (rping's, and the classic WRITE/READ samples'): {@code u64 address, u32 rkey, u32 length}.
+     */
+    public static final int BIG_ENDIAN_SIZE = 16;
 
     public RemoteBuffer {
         if (length < 0) throw new IllegalArgumentException("negative length");
@@ -30,12 +35,20 @@ public record RemoteBuffer(long address, int rkey, long length) {
         }
     }
 
-    public void writeTo(ByteBuffer out) {
-        out.putLong(address).putInt(rkey).putLong(length);
+    /** Reads {@code u64 address, u32 rkey, u32 length}, big-endian (network order), at {@code offset} of {@code data}. */
+    public static RemoteBuffer fromBigEndian(byte[] data, int offset) {
+        if (offset < 0 || data.length - offset < BIG_ENDIAN_SIZE) {
+            throw new IllegalArgumentException("a remote buffer description needs " + BIG_ENDIAN_SIZE + " bytes at offset " + offset
+                    + "; there are " + Math.max(0, data.length - offset));
+        }
+        ByteBuffer b = ByteBuffer.wrap(data, offset, BIG_ENDIAN_SIZE).order(ByteOrder.BIG_ENDIAN);
+        return new RemoteBuffer(b.getLong(), b.getInt(), Integer.toUnsignedLong(b.getInt()));
     }
 
-    public static RemoteBuffer readFrom(ByteBuffer in) {
-        return new RemoteBuffer(in.getLong(), in.getInt(), in.getLong());
+    /** This buffer as {@code u64 address, u32 rkey, u32 length}, big-endian (network order): 16 bytes. */
+    public byte[] toBigEndian() {
+        if (length > 0xFFFF_FFFFL) throw new IllegalStateException(length + " bytes do not fit the layout's u32 length");
+        return ByteBuffer.allocate(BIG_ENDIAN_SIZE).order(ByteOrder.BIG_ENDIAN).putLong(address).putInt(rkey).putInt((int) length).array();
     }
 
     @Override

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.reactive.RemoteRangeException;
-import java.nio.ByteBuffer;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 
@@ -46,10 +45,16 @@ class RemoteBufferTest {
     }
 
     @Test
-    void theWireFormIsAddressKeyLengthBigEndian() {
-        ByteBuffer out = ByteBuffer.allocate(RemoteBuffer.WIRE_SIZE);
-        PEER.writeTo(out);
-        assertEquals("0000000000001000" + "0000abcd" + "0000000000001000", HexFormat.of().formatHex(out.array()));
-        assertEquals(PEER, RemoteBuffer.readFrom(out.flip()));
+    void theCommonCLayoutIsAddressKeyLengthInNetworkOrder() {
+        byte[] wire = PEER.toBigEndian();
+        assertEquals("0000000000001000" + "0000abcd" + "00001000", HexFormat.of().formatHex(wire));
+        assertEquals(PEER, RemoteBuffer.fromBigEndian(wire, 0));
+        byte[] padded = new byte[196];  // rdma_cm pads accept private data with zeros to the field's size
+        System.arraycopy(wire, 0, padded, 0, wire.length);
+        assertEquals(PEER, RemoteBuffer.fromBigEndian(padded, 0));
+        assertEquals(0xFFFF_FFFFL, RemoteBuffer.fromBigEndian(HexFormat.of().parseHex("00000000000000000000000" + "1ffffffff"), 0).length(),
+                "the length is unsigned");
+        assertThrows(IllegalArgumentException.class, () -> RemoteBuffer.fromBigEndian(new byte[15], 0));
+        assertThrows(IllegalStateException.class, () -> new RemoteBuffer(0, 1, 1L << 32).toBigEndian());
     }
 }

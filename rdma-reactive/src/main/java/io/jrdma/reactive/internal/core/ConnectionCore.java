@@ -100,6 +100,7 @@ public final class ConnectionCore implements Loop.Member {
 
     private final RegisteredBuffer exposed;      // own or shared (retained), or null
     private volatile RemoteBuffer remote;
+    private volatile byte[] peerPrivateData = new byte[0];
     private BufferPool copyPool;                 // guarded by this; created on first use
 
     private ConnectionCore(Builder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
@@ -231,9 +232,14 @@ public final class ConnectionCore implements Loop.Member {
         if (receiveQueue != null) receiveQueue.postAll();
     }
 
-    /** Connected: {@code peerExposed} is the memory the peer exposed (or an empty descriptor). */
-    public void established(RemoteBuffer peerExposed) {
+    /**
+     * Connected: {@code peerExposed} is the memory the peer exposed (null when its protocol is not
+     * jrdma's and the application learns it itself), {@code privateData} what the peer sent while
+     * connecting.
+     */
+    public void established(RemoteBuffer peerExposed, byte[] privateData) {
         this.remote = peerExposed;
+        this.peerPrivateData = privateData.clone();
         LOG.log(Level.DEBUG, () -> this + " established");
     }
 
@@ -287,6 +293,10 @@ public final class ConnectionCore implements Loop.Member {
 
     public RemoteBuffer remote() {
         return remote;
+    }
+
+    public byte[] peerPrivateData() {
+        return peerPrivateData.clone();
     }
 
     public RegisteredBuffer exposed() {

@@ -4,13 +4,13 @@ import io.jrdma.ffm.CmEvent;
 import io.jrdma.ffm.CmEventType;
 import io.jrdma.ffm.CmException;
 import io.jrdma.ffm.CmId;
-import io.jrdma.ffm.ConnectionParameters;
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.RdmaException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
@@ -32,6 +32,8 @@ final class CmConnect implements CmEvents.Handler {
     private final InetSocketAddress local;
     private final InetSocketAddress remote;
     private final SetupCallback callback;
+    /** The application's own connect private data, or null for jrdma's descriptor. */
+    private final byte[] raw;
     private final long deadline;
     private final String description;
     private CmId id;
@@ -40,7 +42,8 @@ final class CmConnect implements CmEvents.Handler {
     private Disposable timer;
 
     private CmConnect(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                      SetupCallback callback) {
+                      byte[] raw, SetupCallback callback) {
+        this.raw = raw;
         this.resources = resources;
         this.events = resources.cm();
         this.config = config;
@@ -53,8 +56,8 @@ final class CmConnect implements CmEvents.Handler {
 
     /** Starts connecting; the returned action cancels a setup still in progress. */
     static Runnable start(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                          SetupCallback callback) {
-        CmConnect c = new CmConnect(resources, config, local, remote, callback);
+                          byte[] raw, SetupCallback callback) {
+        CmConnect c = new CmConnect(resources, config, local, remote, raw, callback);
         c.events.execute(c::begin);
         return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + remote + " was cancelled")));
     }
@@ -104,15 +107,15 @@ final class CmConnect implements CmEvents.Handler {
         resources.track(core);
         // receives are posted before connecting: the server may send the moment it is established
         core.postReceives();
-        ConnectionDescriptor mine = ConnectionDescriptor.of(config, core.exposed());
-        id.connect(ConnectionParameters.defaults().withPrivateData(mine.encode()));
+        byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core.exposed()).encode();
+        id.connect(Parameters.cm(config, data));
     }
 
     private void established(CmEvent e) {
-        ConnectionDescriptor theirs = ConnectionDescriptor.decode(e.privateData());
+        RemoteBuffer exposed = raw != null ? null : ConnectionDescriptor.decode(e.privateData()).exposed();
         done = true;
         timer.dispose();
-        core.established(theirs.exposed());
+        core.established(exposed, e.privateData());
         callback.established(core);
     }
 

@@ -3,15 +3,18 @@ package io.jrdma.reactive.internal.setup;
 import io.jrdma.ffm.CmEvent;
 import io.jrdma.ffm.CmEventType;
 import io.jrdma.ffm.CmId;
-import io.jrdma.ffm.ConnectionParameters;
+import io.jrdma.reactive.AcceptDecision;
+import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Optional;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
@@ -71,12 +74,15 @@ final class CmListen extends Listener implements CmEvents.Handler {
             reject(id, peer, "the server is shutting down");
             return;
         }
-        ConnectionDescriptor theirs;
-        try {
-            theirs = ConnectionDescriptor.decode(e.privateData());
-        } catch (ConnectionException.Protocol p) {
-            reject(id, peer, "bad connection descriptor: " + p.getMessage());
-            return;
+        ConnectionDescriptor theirs = null;
+        if (settings.rawAccept() == null) {
+            try {
+                theirs = ConnectionDescriptor.decode(e.privateData());
+            } catch (ConnectionException.Protocol p) {
+                reject(id, peer, "bad connection descriptor: " + p.getMessage()
+                        + " (a peer that does not speak jrdma's descriptor needs a server with acceptRaw)");
+                return;
+            }
         }
         if (!settings.acceptFilter().test(peer)) {
             reject(id, peer, "rejected by server");
@@ -95,13 +101,38 @@ final class CmListen extends Listener implements CmEvents.Handler {
             return;
         }
         accepted(core);
-        events.handle(id, new Accepted(core, theirs));
+        events.handle(id, new Accepted(core, theirs == null ? null : theirs.exposed(), e.privateData()));
         try {
+            byte[] mine;
+            if (settings.rawAccept() == null) {
+                mine = ConnectionDescriptor.of(settings.config(), core.exposed()).encode();
+            } else {
+                AcceptDecision decision = decide(peer, e.privateData(), core);
+                if (decision instanceof AcceptDecision.Reject r) {
+                    LOG.log(Level.INFO, "rejected a connection from " + peer + " on " + address + ": " + r.reason());
+                    byte[] reason = r.bytes();
+                    id.reject(Arrays.copyOf(reason, Math.min(reason.length, CmId.MAX_PRIVATE_DATA_REJECT)));
+                    core.abort(new ConnectionException.Rejected("rejected by the server: " + r.reason(), reason, null));
+                    return;
+                }
+                mine = ((AcceptDecision.Accept) decision).privateData();
+            }
             core.postReceives();  // before accepting: the client may send the moment it is established
-            id.accept(ConnectionParameters.defaults().withPrivateData(ConnectionDescriptor.of(settings.config(), core.exposed()).encode()));
+            id.accept(Parameters.cm(settings.config(), mine));
         } catch (RuntimeException ex) {
             LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
             core.abort(ex);
+        }
+    }
+
+    /** The application's answer; a function that throws rejects, saying so. */
+    private AcceptDecision decide(InetSocketAddress peer, byte[] privateData, ConnectionCore core) {
+        try {
+            AcceptDecision d = settings.rawAccept().apply(new ConnectRequest(peer, privateData, Optional.ofNullable(core.exposed())));
+            return d == null ? AcceptDecision.reject("the server's accept function returned nothing") : d;
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the accept function failed for " + peer + " on " + address, e);
+            return AcceptDecision.reject("server error: " + e.getMessage());
         }
     }
 
@@ -120,12 +151,14 @@ final class CmListen extends Listener implements CmEvents.Handler {
     /** An accepted id's events: ESTABLISHED hands the connection out, the rest close it. */
     private final class Accepted implements CmEvents.Handler {
         private final ConnectionCore core;
-        private final ConnectionDescriptor theirs;
+        private final RemoteBuffer peerExposed;
+        private final byte[] privateData;
         private boolean established;
 
-        Accepted(ConnectionCore core, ConnectionDescriptor theirs) {
+        Accepted(ConnectionCore core, RemoteBuffer peerExposed, byte[] privateData) {
             this.core = core;
-            this.theirs = theirs;
+            this.peerExposed = peerExposed;
+            this.privateData = privateData;
         }
 
         @Override
@@ -134,7 +167,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 case ESTABLISHED -> {
                     if (established) return;
                     established = true;
-                    core.established(theirs.exposed());
+                    core.established(peerExposed, privateData);
                     handOut(core);
                 }
                 case DISCONNECTED -> core.peerClosed("the peer disconnected");

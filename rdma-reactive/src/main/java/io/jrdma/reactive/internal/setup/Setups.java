@@ -12,10 +12,11 @@ public final class Setups {
 
     /** Starts connecting; failures (no device included) reach the callback. The returned action cancels the setup. */
     public static Runnable connect(ResourcesCore resources, Transport transport, ConnectionConfig config, InetSocketAddress local,
-                                   InetSocketAddress remote, SetupCallback callback) {
+                                   InetSocketAddress remote, SetupOptions options, SetupCallback callback) {
         try {
+            if (options.outOfBand() != null) return OutOfBandSetup.start(resources, config, local, options.outOfBand(), callback);
             return transport == Transport.RDMA_CM
-                    ? CmConnect.start(resources, config, local, remote, callback)
+                    ? CmConnect.start(resources, config, local, remote, options.rawConnectData(), callback)
                     : TcpHandshake.connect(resources, config, local, remote, callback);
         } catch (RuntimeException e) {
             callback.failed(e);
@@ -24,6 +25,10 @@ public final class Setups {
     }
 
     public static Mono<Listener> listen(ResourcesCore resources, Transport transport, ServerSettings settings) {
+        if (settings.rawAccept() != null && transport != Transport.RDMA_CM) {
+            return Mono.error(new IllegalArgumentException("acceptRaw answers rdma_cm connect requests: use Transport.RDMA_CM"
+                    + " (for a peer with its own TCP exchange, use RdmaClient.outOfBand on this side)"));
+        }
         return transport == Transport.RDMA_CM ? CmListen.bind(resources, settings) : TcpListen.bind(resources, settings);
     }
 }

@@ -4,8 +4,7 @@ import io.jrdma.ffm.Gid;
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.QueuePairAddress;
 import io.jrdma.ffm.RdmaException;
-import io.jrdma.ffm.RtrAttributes;
-import io.jrdma.ffm.RtsAttributes;
+import io.jrdma.ffm.Mtu;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
@@ -231,8 +230,8 @@ final class TcpHandshake implements TcpEvents.Handler {
         in.get(descriptor);
         theirs = ConnectionDescriptor.decode(descriptor);
         QueuePair qp = core.queuePair();
-        qp.modifyToRtr(RtrAttributes.of(peer, config.port(), gid.index()));
-        qp.modifyToRts(RtsAttributes.of(psn));
+        qp.modifyToRtr(Parameters.rtr(config, peer, gid.index(), Mtu.MTU_1024));
+        qp.modifyToRts(Parameters.rts(config, psn));
         phase = Phase.READY;
         in.clear().limit(1);
         send(ByteBuffer.wrap(new byte[] {READY}));
@@ -243,7 +242,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         if (in.get(0) != READY) throw new ConnectionException.Protocol("peer did not confirm RTS");
         phase = Phase.LIVE;
         timer.dispose();
-        core.established(theirs.exposed());
+        core.established(theirs.exposed(), theirs.encode());
         if (listener != null) listener.handOut(core);
         else callback.established(core);
     }

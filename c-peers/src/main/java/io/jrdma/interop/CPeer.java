@@ -24,14 +24,14 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A C program to run beside jrdma: one of the interop peers in {@code rdma-ffm/src/test/c}
+ * A C program to run beside jrdma: one of the interop peers in {@code c-peers/src/main/c}
  * ({@link #compile}), compiled with gcc against the installed rdma-core headers at test time, or
  * an installed program such as rdmacm-utils' {@code rdma_server} ({@link #installed}).
  *
- * <p>The peers are class path resources under {@code io/jrdma/interop/c/} (rdma-ffm's pom maps
- * {@code src/test/c} there), so they are found the same way from rdma-ffm's test classes and from
- * its test-jar in another module's tests. A compiled peer is cached under the {@code target}
- * directory the resource lives in ({@code rdma-ffm/target/c-peers/NAME-HASH}), keyed by the
+ * <p>The peers are class path resources under {@code io/jrdma/interop/c/} (c-peers's pom maps
+ * {@code src/main/c} there), so they are found the same way from rdma-ffm's test classes and from
+ * another module's tests (c-peers is a test dependency). A compiled peer is cached under the {@code target}
+ * directory the resource lives in ({@code c-peers/target/c-peers/NAME-HASH}), keyed by the
  * SHA-256 of the gcc command and every source file it reads: the host build (lab/test runs it
  * first) compiles, and the lab guest, which shares the work tree, finds the binary ready instead
  * of running gcc under emulation. The system property {@code jrdma.cpeer.dir} overrides the cache
@@ -144,7 +144,7 @@ public final class CPeer {
         try (InputStream in = CPeer.class.getResourceAsStream(RESOURCE_DIR + file)) {
             if (in == null) {
                 throw new CPeerException.CompileFailed("no C source io/jrdma/interop/" + RESOURCE_DIR + file + " for " + program
-                        + " on the class path (rdma-ffm/src/test/c, copied by the build)", null);
+                        + " on the class path (c-peers/src/main/c, copied by the build)", null);
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
@@ -219,7 +219,7 @@ public final class CPeer {
         }
     }
 
-    /** {@code .../target/c-peers} above a resource in {@code .../target/test-classes} or in {@code .../target/*-tests.jar}. */
+    /** {@code .../target/c-peers} above a resource in {@code .../target/classes} or in a jar in {@code .../target}. */
     private static Path targetOf(URL resource) {
         Path location = null;
         try {
@@ -235,7 +235,7 @@ public final class CPeer {
         for (Path p = location; p != null; p = p.getParent()) {
             if (p.getFileName() != null && p.getFileName().toString().equals("target")) return p.resolve("c-peers");
         }
-        // a test-jar from a repository: no build tree to share with the lab, the working directory's target will do
+        // a jar from a repository: no build tree to share with the lab, the working directory's target will do
         return Path.of(System.getProperty("user.dir"), "target", "c-peers");
     }
 }
