@@ -35,6 +35,7 @@ final class LambdaMode implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.requireJrdmaPeer("lambda");
         try (Session session = new Session(options)) {
             return options.isClient() ? client(session) : serve(session);
         }

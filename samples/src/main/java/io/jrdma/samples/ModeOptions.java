@@ -4,9 +4,13 @@ import io.jrdma.ffm.Context;
 import io.jrdma.ffm.Gid;
 import io.jrdma.ffm.GidType;
 import io.jrdma.ffm.RdmaDevices;
+import io.jrdma.reactive.AcceptDecision;
+import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
 import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -49,12 +53,21 @@ final class ModeOptions {
             description = "Connection setup: rdma_cm, or QP numbers exchanged over a TCP socket. Default: ${DEFAULT-VALUE}.")
     Transport transport;
 
+    @Option(names = "--c-peer", description = "The peer is a C program written against librdmacm, not jrdma: no jrdma descriptor;"
+            + " a server advertises its memory as {u64 address, u32 rkey, u32 length}, big-endian, in its accept's private data"
+            + " (the classic WRITE/READ samples' layout, rping's). For verify and write-imm.")
+    boolean cPeer;
+
     @Option(names = "--keep-serving", description = "Server: serve clients one after another until stopped (default: exit after one).")
     boolean keepServing;
 
     @Option(names = "--timeout", defaultValue = "30", paramLabel = "SECONDS",
             description = "Limit for connection setup and for each operation. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
+
+    void check() {
+        if (cPeer && transport != Transport.RDMA_CM) throw new IllegalArgumentException("--c-peer speaks rdma_cm: drop -t tcp");
+    }
 
     boolean isClient() {
         return server != null;
@@ -73,7 +86,26 @@ final class ModeOptions {
         String local = localAddress();
         RdmaServer s = RdmaServer.create().host(local == null ? "0.0.0.0" : local).port(port).transport(transport)
                 .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
+        if (cPeer) s = s.acceptRaw(ModeOptions::advertise);
         return device == null ? s : s.device(device, ibPort);
+    }
+
+    /** A C peer's accept: the exposed memory, {u64 address, u32 rkey, u32 length} big-endian, or nothing. */
+    private static AcceptDecision advertise(ConnectRequest request) {
+        return AcceptDecision.accept(request.exposed().map(b -> b.toRemote(0, b.capacity()).toBigEndian()).orElse(new byte[0]));
+    }
+
+    /** The server's memory: from jrdma's descriptor, or from a C server's accept private data. */
+    RemoteBuffer remote(RdmaConnection c) {
+        return cPeer ? RemoteBuffer.fromBigEndian(c.peerPrivateData(), 0) : c.remoteBuffer();
+    }
+
+    /** Modes whose protocol is jrdma's own say so when asked to talk to a C peer. */
+    void requireJrdmaPeer(String mode) {
+        if (cPeer) {
+            throw new IllegalArgumentException("--c-peer: " + mode + " speaks jrdma's own protocol (its descriptor and SENDs);"
+                    + " with C peers use verify or write-imm");
+        }
     }
 
     /** A client configured from the options. */
@@ -82,6 +114,7 @@ final class ModeOptions {
         RdmaClient c = RdmaClient.create().host(server).port(port).transport(transport)
                 .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
         if (local != null) c = c.localAddress(local);
+        if (cPeer) c = c.rawPrivateData(new byte[0]);
         return device == null ? c : c.device(device, ibPort);
     }
 

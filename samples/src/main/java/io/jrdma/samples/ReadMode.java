@@ -50,6 +50,7 @@ final class ReadMode implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.requireJrdmaPeer("read");
         try (Session session = new Session(options)) {
             return options.isClient() ? client(session) : server(session);
         }

@@ -24,6 +24,7 @@ final class SendMode implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.requireJrdmaPeer("send");
         try (Session session = new Session(options)) {
             return options.isClient() ? client(session) : session.serve("send", options.rdmaServer(), this::serve);
         }

@@ -33,6 +33,7 @@ final class Session implements AutoCloseable {
     private volatile boolean closing;
 
     Session(ModeOptions options) {
+        options.check();
         this.options = options;
         Runtime.getRuntime().addShutdownHook(hook);
     }

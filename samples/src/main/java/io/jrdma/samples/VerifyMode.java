@@ -21,7 +21,9 @@ import picocli.CommandLine.Option;
  * differs. Both posts are zero-copy, straight from and into the pooled buffers.
  *
  * <p>Wire: WRITE and READ of the server's memory, then a SEND "verified N" so the server can show
- * what its memory holds; the server answers "ack".
+ * what its memory holds; the server answers "ack". With {@code --c-peer} (the C peers cm_rw_server
+ * and cm_rw_client): WRITE and READ only, the server's memory advertised in its accept's private
+ * data; the server shows its memory once the client has disconnected.
  */
 @Command(name = "verify", mixinStandardHelpOptions = true,
         description = "RDMA WRITE a string into the server, READ it back into a second buffer, compare.")
@@ -38,7 +40,8 @@ final class VerifyMode implements Callable<Integer> {
         try (Session session = new Session(options)) {
             return options.isClient()
                     ? client(session)
-                    : session.serve("verify", options.rdmaServer().exposeBuffer(options.size, Access.REMOTE_READ, Access.REMOTE_WRITE), this::serve);
+                    : session.serve("verify", options.rdmaServer().exposeBuffer(options.size, Access.REMOTE_READ, Access.REMOTE_WRITE),
+                            options.cPeer ? this::serveCPeer : this::serve);
         }
     }
 
@@ -54,10 +57,23 @@ final class VerifyMode implements Callable<Integer> {
         }
     }
 
+    /** A C client says nothing: its WRITE and READ leave no trace here, so the memory is shown after it disconnected. */
+    private void serveCPeer(RdmaConnection c) {
+        RegisteredBuffer memory = c.exposedBuffer().retain();  // kept past the connection, whose QP is gone by then
+        try {
+            c.onClose().block();  // no timeout: the client's pace
+            int length = 0;
+            while (length < memory.capacity() && memory.segment().get(ValueLayout.JAVA_BYTE, length) != 0) length++;
+            System.out.printf("the client disconnected; my memory holds %d bytes: %s%n", length, memory.string(0, length));
+        } finally {
+            memory.release();
+        }
+    }
+
     private int client(Session session) {
         byte[] bytes = string.getBytes(StandardCharsets.UTF_8);
         RdmaConnection c = session.connect("verify", options.rdmaClient());
-        RemoteBuffer target = c.remoteBuffer();
+        RemoteBuffer target = options.remote(c);
         if (bytes.length > Math.min(target.length(), options.size)) {
             System.err.printf("rdma verify: %d bytes do not fit: the server exposes %d bytes, the buffers hold %d (--size)%n",
                     bytes.length, target.length(), options.size);
@@ -74,8 +90,10 @@ final class VerifyMode implements Callable<Integer> {
             System.out.printf("read %d bytes back into a second buffer (RDMA READ)%n", bytes.length);
             String verdict = compare(written.segment(), readBack.segment(), bytes.length);
             System.out.println(verdict);
-            c.send("verified " + bytes.length).block(options.timeout());
-            c.receive().block(options.timeout()).release();  // the server's "ack": it has looked
+            if (!options.cPeer) {
+                c.send("verified " + bytes.length).block(options.timeout());
+                c.receive().block(options.timeout()).release();  // the server's "ack": it has looked
+            }
             return verdict.startsWith("SUCCESS") ? 0 : 1;
         } finally {
             written.release();

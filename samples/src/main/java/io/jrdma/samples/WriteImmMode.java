@@ -19,6 +19,8 @@ import picocli.CommandLine.Mixin;
  * the server learns the length from the completion's byte_len, not from the immediate.
  *
  * <p>Wire: one WRITE_WITH_IMM per line (immediate = 1, 2, 3, ...); one SEND "ack" back per line.
+ * With {@code --c-peer} (the C peers cm_imm_server and cm_imm_client): no ack, and each line is
+ * appended after the previous one in the server's memory, as those programs expect.
  */
 @Command(name = "write-imm", mixinStandardHelpOptions = true,
         description = "WRITE_WITH_IMM carrying data plus a RECV completion on the server (imm_data, byte_len).")
@@ -36,33 +38,37 @@ final class WriteImmMode implements Callable<Integer> {
     }
 
     private void serve(RdmaConnection c) {
+        long offset = 0;
         while (true) {
             ReceivedMessage recv = c.receive().block();  // no timeout: the client writes when its user types
             int byteLength = recv.length();
             int imm = recv.immediate();
             recv.release();
             System.out.printf("RECV completion: imm_data 0x%08x, byte_len %d; memory holds: %s%n",
-                    imm, byteLength, c.exposedBuffer().string(0, byteLength));
-            c.send("ack").block(options.timeout());
+                    imm, byteLength, c.exposedBuffer().string(offset, byteLength));
+            if (options.cPeer) offset += byteLength;
+            else c.send("ack").block(options.timeout());
         }
     }
 
     private int client(Session session) throws Exception {
         RdmaConnection c = session.connect("write-imm", options.rdmaClient());
-        RemoteBuffer target = c.remoteBuffer();
+        RemoteBuffer target = options.remote(c);
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         int imm = 0;
+        long offset = 0;
         for (String line; (line = in.readLine()) != null; ) {
             byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
-            if (bytes.length > Math.min(target.length(), options.size)) {
+            if (bytes.length > Math.min(target.length() - offset, options.size)) {
                 System.err.printf("line of %d bytes not written: the server exposes %d bytes, the buffers hold %d (--size)%n",
                         bytes.length, target.length(), options.size);
                 continue;
             }
             imm++;
-            c.writeWithImmediate(bytes, target, 0, imm).block(options.timeout());
+            c.writeWithImmediate(bytes, target, offset, imm).block(options.timeout());
             System.out.printf("WRITE_WITH_IMM of %d bytes, imm_data 0x%08x: %s%n", bytes.length, imm, line);
-            c.receive().block(options.timeout()).release();  // the server's "ack"
+            if (options.cPeer) offset += bytes.length;  // a C server reads each message after the previous one
+            else c.receive().block(options.timeout()).release();  // the server's "ack"
         }
         return 0;
     }

@@ -28,6 +28,7 @@ final class WriteMode implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        options.requireJrdmaPeer("write");
         try (Session session = new Session(options)) {
             return options.isClient()
                     ? client(session)

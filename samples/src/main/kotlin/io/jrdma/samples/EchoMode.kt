@@ -22,9 +22,12 @@ class EchoMode : Callable<Int> {
     @Mixin
     private lateinit var options: ModeOptions
 
-    override fun call(): Int = Session(options).use { session ->
-        runBlocking {
-            if (options.isClient) client(session) else server(session)
+    override fun call(): Int {
+        options.requireJrdmaPeer("echo")
+        return Session(options).use { session ->
+            runBlocking {
+                if (options.isClient) client(session) else server(session)
+            }
         }
     }
 
