@@ -43,7 +43,7 @@ public final class WriteBench {
     private static final int SLOTS = 64;
     private static final int WARMUP_OPS = 20_000;
 
-    private record Perftest(double opsPerSecond, double megabytesPerSecond) {}
+    record Perftest(double opsPerSecond, double megabytesPerSecond) {}
 
     private record Round(long ops, double seconds) {
         double opsPerSecond() {

@@ -1,0 +1,568 @@
+package io.jrdma.reactive.bench;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.PollingMode;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.RegisteredBuffer;
+import io.jrdma.reactive.Transport;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * One server and N clients in one JVM, the way a server with many peers lives: how long N
+ * concurrent rdma_cm connects take, what N connections cost in threads, memory and idle CPU, the
+ * aggregate WRITE and SEND rate with a fixed number in flight per connection, and how long closing
+ * them all takes. One run measures one N and appends one CSV row; {@code lab/bench-scale} runs it
+ * once per N (a fresh JVM each, so RSS is not inherited) beside {@code ib_write_bw -q N} and
+ * prints the table.
+ *
+ * <pre>
+ * ScaleBench --connections N --csv FILE [--seconds 5] [--warmup 3] [--in-flight 16] [--receive-depth 16*in-flight] [--size 64]
+ *            [--polling ADAPTIVE] [--transport RDMA_CM] [--idle-seconds 3] [--ib-write-bw CLIENT_LOG]
+ *            [--accel tcg]
+ * </pre>
+ *
+ * Only the fluent public API is used, so the bench ports to a changed core unchanged in intent.
+ * Failures (connects that time out, operations that fail, closes that do not finish) are counted
+ * and written to the row's notes; a phase that cannot finish within its limit is reported, not
+ * waited for.
+ */
+public final class ScaleBench {
+    private static final String SERVER_IP = System.getenv().getOrDefault("RXE_IP_B", "10.77.0.2");
+    private static final String CLIENT_IP = System.getenv().getOrDefault("RXE_IP_A", "10.77.0.1");
+    private static final int SLOTS = 64;
+    /** Generous: by hand, 256 connects took 13.6 s and closing them 55 s; the bench must report such times, not die of them. */
+    private static final Duration CONNECT_WAIT = Duration.ofSeconds(300);
+    private static final Duration CLOSE_WAIT = Duration.ofSeconds(300);
+    private static final Duration SETUP_WAIT = Duration.ofSeconds(60);
+    /** Past the measured interval an operation still has its own 30 s operationTimeout; this is the bench's backstop. */
+    private static final Duration TRAFFIC_GRACE = Duration.ofSeconds(90);
+
+    static final List<String> CSV_COLUMNS = List.of("accel", "polling", "transport", "size", "in_flight", "receive_depth", "n",
+            "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "rss_mib",
+            "reg_kib", "vmpin_kib", "write_ops_s", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_rnr_naks",
+            "send_retransmits", "ib_write_bw_msg_s", "ratio", "jit_settle_s", "idle_cpu_ms_s", "idle_cpu_by_thread", "close_s", "close_unfinished",
+            "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "notes");
+
+    private final int n;
+    private final double seconds;
+    private final double warmup;
+    private final int inFlight;
+    private final int receiveDepth;
+    private final int size;
+    private final PollingMode polling;
+    private final Transport transport;
+    private final double idleSeconds;
+    private final Map<String, Object> row = new LinkedHashMap<>();
+    /** Appended from poller threads too (a close that fails). */
+    private final List<String> notes = Collections.synchronizedList(new ArrayList<>());
+
+    private ScaleBench(int n, double seconds, double warmup, int inFlight, int receiveDepth, int size, PollingMode polling,
+                       Transport transport, double idleSeconds) {
+        this.n = n;
+        this.seconds = seconds;
+        this.warmup = warmup;
+        this.inFlight = inFlight;
+        this.receiveDepth = receiveDepth;
+        this.size = size;
+        this.polling = polling;
+        this.transport = transport;
+        this.idleSeconds = idleSeconds;
+    }
+
+    public static void main(String[] args) throws IOException {
+        int n = 1, inFlight = 16, receiveDepth = 0, size = 64;
+        double seconds = 5, warmup = 3, idleSeconds = 3;
+        PollingMode polling = PollingMode.ADAPTIVE;
+        Transport transport = Transport.RDMA_CM;
+        Path csv = null, ibWriteBw = null;
+        String accel = System.getenv().getOrDefault("JRDMA_LAB_ACCEL", "unknown");
+        for (int i = 0; i < args.length; i += 2) {
+            String value = i + 1 < args.length ? args[i + 1] : "";
+            switch (args[i]) {
+                case "--connections" -> n = Integer.parseInt(value);
+                case "--seconds" -> seconds = Double.parseDouble(value);
+                case "--warmup" -> warmup = Double.parseDouble(value);
+                case "--in-flight" -> inFlight = Integer.parseInt(value);
+                case "--receive-depth" -> receiveDepth = Integer.parseInt(value);
+                case "--size" -> size = Integer.parseInt(value);
+                case "--polling" -> polling = PollingMode.valueOf(value.toUpperCase(Locale.ROOT));
+                case "--transport" -> transport = Transport.valueOf(value.toUpperCase(Locale.ROOT).replace('-', '_'));
+                case "--idle-seconds" -> idleSeconds = Double.parseDouble(value);
+                case "--csv" -> csv = Path.of(value);
+                case "--ib-write-bw" -> ibWriteBw = value.isEmpty() ? null : Path.of(value);
+                case "--accel" -> accel = value;
+                default -> throw new IllegalArgumentException("unknown option " + args[i]);
+            }
+        }
+        ScaleBench bench = new ScaleBench(n, seconds, warmup, inFlight, receiveDepth > 0 ? receiveDepth : 16 * inFlight, size, polling,
+                transport, idleSeconds);
+        bench.row.put("accel", accel);
+        if (ibWriteBw != null) {
+            try {
+                bench.row.put("ib_write_bw_msg_s", Math.round(WriteBench.parseIbWriteBw(ibWriteBw).opsPerSecond()));
+            } catch (IOException | RuntimeException e) {
+                bench.notes.add("ib_write_bw log unreadable: " + e.getMessage());
+            }
+        }
+        int status = 0;
+        try {
+            bench.run();
+        } catch (Throwable t) {
+            // the row is still written: a half-measured N is a result, a missing row hides it
+            bench.notes.add("aborted: " + t);
+            System.out.println("ScaleBench N=" + n + ": aborted: " + t);
+            t.printStackTrace(System.out);
+            status = 1;
+        }
+        if (csv != null) bench.appendCsv(csv);
+        System.exit(status);
+    }
+
+    private void run() {
+        row.put("polling", polling);
+        row.put("transport", transport == Transport.RDMA_CM ? "rdma_cm" : "tcp");
+        row.put("size", size);
+        row.put("in_flight", inFlight);
+        row.put("receive_depth", receiveDepth);
+        row.put("n", n);
+
+        // 16× in flight receives on the server by default: a receive is re-posted only after the
+        // server's poller took its completion and the message was released, while the client's SEND
+        // completes on rxe's ACK alone, so the client runs ahead by whatever the server's poller
+        // lags. Each RNR NAK stalls a connection for the RNR timer (rdma_cm leaves min_rnr_timer 0,
+        // 655 ms): with 2× in flight, N=1 made 123 SENDs/s and N=64 met 109 RNR NAKs in 3 s. RNR NAKs
+        // that remain are counted.
+        DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
+                .queueDepth(inFlight, receiveDepth).buffers(size, inFlight).pollingMode(polling)
+                .exposeBuffer((long) size * SLOTS, Access.REMOTE_WRITE)
+                .bind().block(SETUP_WAIT);
+        Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
+        LongAdder received = new LongAdder();
+        server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receives().subscribe(m -> {
+                m.release();
+                received.increment();
+            }, e -> { });  // ends with Closed when the connection goes: that is the end of the run, not a failure
+        });
+        // clients receive nothing: their receive queue is the small one
+        RdmaClient client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
+                .transport(transport).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
+
+        // one connection first, opened and closed: the first connect of a JVM also loads classes
+        // and opens the device, which is not what N connects cost
+        RdmaConnection first = client.connect().block(SETUP_WAIT);
+        long firstAccepted = System.nanoTime() + SETUP_WAIT.toNanos();
+        while (accepted.isEmpty() && System.nanoTime() < firstAccepted) sleep(0.01);
+        Mono.when(first.close(), Mono.when(accepted.stream().map(RdmaConnection::onClose).toList())).block(SETUP_WAIT);
+        accepted.clear();
+
+        List<RdmaConnection> clients = connectAll(client);
+        long acceptDeadline = System.nanoTime() + SETUP_WAIT.toNanos();
+        while (accepted.size() < clients.size() && System.nanoTime() < acceptDeadline) sleep(0.01);
+        row.put("server_accepted", accepted.size());
+        if (accepted.size() != clients.size()) {
+            notes.add("server accepted " + accepted.size() + " connections, clients hold " + clients.size());
+        }
+
+        if (!clients.isEmpty()) {
+            Map<RdmaConnection, RegisteredBuffer> sources = new LinkedHashMap<>();
+            for (RdmaConnection c : clients) sources.put(c, c.buffers().tryAcquire());
+            BiFunction<RdmaConnection, Integer, Mono<?>> write = (c, i) ->
+                    c.write(sources.get(c), 0, size, c.remoteBuffer(), (long) (i % SLOTS) * size);
+            BiFunction<RdmaConnection, Integer, Mono<?>> send = (c, i) -> c.send(sources.get(c), 0, size);
+            // the JIT (C1 in the lab) is still compiling through the first second of traffic
+            stream("warm-up WRITE", clients, write, warmup);
+            stream("warm-up SEND", clients, send, warmup);
+            Map<String, Long> c0 = Rdma.counters();
+            row.put("write_ops_s", Math.round(stream("WRITE", clients, write, seconds)));
+            Map<String, Long> c1 = Rdma.counters();
+            row.put("send_ops_s", Math.round(stream("SEND", clients, send, seconds)));
+            Map<String, Long> c2 = Rdma.counters();
+            // rxe's device-wide counters: nothing but this JVM uses the lab's devices while it runs
+            row.put("write_rnr_naks", Rdma.delta(c0, c1, "rcvd_rnr_err"));
+            row.put("write_retransmits", Rdma.delta(c0, c1, "completer_retry_err"));
+            row.put("send_rnr_naks", Rdma.delta(c1, c2, "rcvd_rnr_err"));
+            row.put("send_retransmits", Rdma.delta(c1, c2, "completer_retry_err"));
+            sources.values().forEach(RegisteredBuffer::release);  // else its pool, and its registration, outlive close
+            Object ib = row.get("ib_write_bw_msg_s");
+            if (ib instanceof Long ibRate && ibRate > 0) {
+                row.put("ratio", String.format(Locale.ROOT, "%.2f", ((Long) row.get("write_ops_s")) / (double) ibRate));
+            }
+        }
+
+        // idle: every connection up, nothing posted, pollers back to sleep after the last burst
+        sleep(1);
+        Memory connected = Memory.sample();
+        row.put("threads", connected.threads);
+        row.put("peak_threads", ManagementFactory.getThreadMXBean().getPeakThreadCount());
+        row.put("rss_mib", mib(connected.rssBytes));
+        row.put("vmpin_kib", kib(connected.pinnedBytes));
+        row.put("reg_kib", kib(connected.registeredBytes));
+        threadCpuNanos();  // loads what the measurement runs, before it counts
+        awaitJitQuiet();
+        double idleMsPerSecond = idleCpuMillisPerSecond();
+        row.put("idle_cpu_ms_s", String.format(Locale.ROOT, "%.1f", idleMsPerSecond));
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %d threads, RSS %s MiB, registered %s KiB (VmPin %s KiB), idle CPU %.1f ms/s (ms/s by thread: %s)%n",
+                n, connected.threads, row.get("rss_mib"), row.get("reg_kib"), row.get("vmpin_kib"), idleMsPerSecond, row.get("idle_cpu_by_thread"));
+
+        closeAll(clients, List.copyOf(accepted));
+        long d0 = System.nanoTime();
+        try {
+            server.disposeLater().block(SETUP_WAIT);
+            row.put("server_dispose_s", seconds(d0));
+        } catch (RuntimeException e) {
+            notes.add("server dispose did not finish: " + e.getMessage());
+        }
+        sleep(1);
+        Memory after = Memory.sample();
+        row.put("rss_after_mib", mib(after.rssBytes));
+        row.put("reg_after_kib", kib(after.registeredBytes));
+        row.put("vmpin_after_kib", kib(after.pinnedBytes));
+        row.put("threads_after", after.threads);
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: after close %d threads, RSS %s MiB, registered %s KiB (VmPin %s KiB); server received %d messages%n",
+                n, after.threads, row.get("rss_after_mib"), row.get("reg_after_kib"), row.get("vmpin_after_kib"), received.sum());
+    }
+
+    /** All N connects subscribed at once; returns those that were established, counting the rest by cause. */
+    private List<RdmaConnection> connectAll(RdmaClient client) {
+        Queue<RdmaConnection> connected = new ConcurrentLinkedQueue<>();
+        Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
+        Map<String, String> firstMessage = new ConcurrentHashMap<>();
+        AtomicLong lastSuccess = new AtomicLong();
+        long t0 = System.nanoTime();
+        Mono<Void> all = Flux.range(0, n)
+                .flatMap(i -> client.connect()
+                        .doOnNext(c -> {
+                            connected.add(c);
+                            lastSuccess.set(System.nanoTime());
+                        })
+                        .onErrorResume(e -> {
+                            String cause = e.getClass().getName().replaceFirst("^.*\\.", "");
+                            failures.computeIfAbsent(cause, k -> new AtomicInteger()).incrementAndGet();
+                            firstMessage.putIfAbsent(cause, String.valueOf(e.getMessage()));
+                            return Mono.empty();
+                        }), n)
+                .then();
+        int pending = 0;
+        try {
+            all.block(CONNECT_WAIT);
+        } catch (IllegalStateException timeout) {
+            // block() cancelled the rest: a connect finishing later is closed by the client, not leaked
+            pending = n - connected.size() - failures.values().stream().mapToInt(AtomicInteger::get).sum();
+            notes.add(pending + " connects still pending after " + CONNECT_WAIT.toSeconds() + " s (cancelled)");
+        }
+        double settled = seconds(t0);
+        int failed = failures.values().stream().mapToInt(AtomicInteger::get).sum() + pending;
+        row.put("connected", connected.size());
+        row.put("connect_failed", failed);
+        row.put("connect_s", settled);
+        failures.forEach((cause, count) -> notes.add("connect: " + count + " x " + cause + " (" + firstMessage.get(cause) + ")"));
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d %s %s: %d of %d connected, all settled after %.2f s (last success at %.2f s)%s%n",
+                n, transport, polling, connected.size(), n, settled,
+                connected.isEmpty() ? 0 : (lastSuccess.get() - t0) / 1e9, failed == 0 ? "" : ", " + failed + " failed");
+        return List.copyOf(connected);
+    }
+
+    /**
+     * Every connection keeps {@code inFlight} operations posted for {@code duration} seconds
+     * (flatMap replaces each completion with the next post); the rate is all completions over the
+     * time until the last connection drained.
+     */
+    private double stream(String what, List<RdmaConnection> clients, BiFunction<RdmaConnection, Integer, Mono<?>> op, double duration) {
+        LongAdder completed = new LongAdder();
+        Map<String, AtomicInteger> errors = new ConcurrentHashMap<>();
+        Map<String, String> firstMessage = new ConcurrentHashMap<>();
+        long t0 = System.nanoTime();
+        long deadline = t0 + (long) (duration * 1e9);
+        List<Mono<Void>> streams = clients.stream().map(c -> Flux.range(0, Integer.MAX_VALUE)
+                .takeWhile(i -> System.nanoTime() < deadline)
+                .flatMap(i -> op.apply(c, i), inFlight)
+                .doOnNext(wc -> completed.increment())
+                .then()
+                .onErrorResume(e -> {
+                    String cause = e.getClass().getName().replaceFirst("^.*\\.", "");
+                    errors.computeIfAbsent(cause, k -> new AtomicInteger()).incrementAndGet();
+                    firstMessage.putIfAbsent(cause, String.valueOf(e.getMessage()));
+                    return Mono.empty();
+                })).toList();
+        try {
+            Mono.when(streams).block(Duration.ofMillis((long) (duration * 1000)).plus(TRAFFIC_GRACE));
+        } catch (IllegalStateException timeout) {
+            notes.add(what + ": connections still busy " + TRAFFIC_GRACE.toSeconds() + " s after the interval (cancelled)");
+        }
+        double elapsed = seconds(t0);
+        double rate = completed.sum() / elapsed;
+        errors.forEach((cause, count) -> notes.add(what + ": " + count + " connections stopped on " + cause + " (" + firstMessage.get(cause) + ")"));
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %s %d completions in %.2f s = %.0f ops/s%s%n", n, what, completed.sum(), elapsed, rate,
+                errors.isEmpty() ? "" : ", " + errors.values().stream().mapToInt(AtomicInteger::get).sum() + " connections failed");
+        return rate;
+    }
+
+    /** Closes every client at once; done when both ends of every connection are closed. */
+    private void closeAll(List<RdmaConnection> clients, List<RdmaConnection> accepted) {
+        AtomicInteger unfinished = new AtomicInteger(clients.size() + accepted.size());
+        List<Mono<Void>> closes = new ArrayList<>();
+        long t0 = System.nanoTime();
+        for (RdmaConnection c : clients) closes.add(finished(c.close(), unfinished));
+        // the server's end closes on the peer's DISCONNECTED: part of what "closing N" costs
+        for (RdmaConnection c : accepted) closes.add(finished(c.onClose(), unfinished));
+        try {
+            Mono.when(closes).block(CLOSE_WAIT);
+        } catch (IllegalStateException timeout) {
+            notes.add(unfinished.get() + " connection ends not closed after " + CLOSE_WAIT.toSeconds() + " s");
+        }
+        double elapsed = seconds(t0);
+        row.put("close_s", elapsed);
+        row.put("close_unfinished", unfinished.get());
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: closed %d client and %d server connection ends in %.2f s%s%n",
+                n, clients.size(), accepted.size(), elapsed, unfinished.get() == 0 ? "" : ", " + unfinished.get() + " unfinished");
+    }
+
+    private Mono<Void> finished(Mono<Void> close, AtomicInteger unfinished) {
+        return close.onErrorResume(e -> {
+            notes.add("close failed: " + e);
+            return Mono.empty();
+        }).doOnSuccess(v -> unfinished.decrementAndGet());
+    }
+
+    /**
+     * Process CPU while idle, per second of wall time. Summed over /proc/self/task/TID/schedstat
+     * (nanoseconds on CPU, every thread including the JVM's own): the JDK's process CPU time comes
+     * from times(2) in 10 ms ticks, too coarse for a few ms per second. A thread that exits
+     * within the window takes its time with it; an idle process has none that do work. The
+     * measuring thread is left out (reading a /proc file per thread is the bench's cost, not the
+     * library's). Also records which threads (by name, numbers stripped) spent it.
+     */
+    private double idleCpuMillisPerSecond() {
+        Map<String, Long> before = threadCpuNanos();
+        long t0 = System.nanoTime();
+        sleep(idleSeconds);
+        Map<String, Long> after = threadCpuNanos();
+        double wall = (System.nanoTime() - t0) / 1e9;
+        if (before.isEmpty() || after.isEmpty()) {
+            notes.add("idle CPU from times(2) in clock ticks: no /proc/self/task/*/schedstat");
+            Duration cpu0 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
+            sleep(idleSeconds);
+            Duration cpu1 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
+            return cpu1.minus(cpu0).toNanos() / 1e6 / idleSeconds;
+        }
+        long spent = 0;
+        Map<String, Long> byName = new LinkedHashMap<>();
+        for (var e : after.entrySet()) {
+            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
+            spent += d;
+            byName.merge(threadName(e.getKey()), d, Long::sum);
+        }
+        row.put("idle_cpu_by_thread", byName.entrySet().stream()
+                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(4)
+                .map(e -> String.format(Locale.ROOT, "%s %.1f", e.getKey(), e.getValue() / 1e6 / wall))
+                .collect(java.util.stream.Collectors.joining("; ")));
+        return spent / 1e6 / wall;
+    }
+
+    /**
+     * Under emulation C1 is still compiling seconds after the traffic stopped (it took 100-150
+     * ms/s of an "idle" N=64 process in the lab), and one compile can outlast a second, so the
+     * JIT's own compilation-time counter may stand still while it works: waits until the compiler
+     * threads used under 1 ms of CPU in a second, at most 30 s, so the idle window measures
+     * connections, not the compile queue.
+     */
+    private void awaitJitQuiet() {
+        long t0 = System.nanoTime(), deadline = t0 + Duration.ofSeconds(30).toNanos();
+        long last = compilerCpuNanos();
+        do {
+            sleep(1);
+            long now = compilerCpuNanos();
+            if (now - last < 1_000_000) {
+                row.put("jit_settle_s", seconds(t0));
+                return;
+            }
+            last = now;
+        } while (System.nanoTime() < deadline);
+        notes.add("the JIT was still compiling 30 s after the traffic: idle CPU includes it");
+        row.put("jit_settle_s", seconds(t0));
+    }
+
+    private static long compilerCpuNanos() {
+        long sum = 0;
+        for (var e : threadCpuNanos().entrySet()) if (threadName(e.getKey()).contains("CompilerThre")) sum += e.getValue();
+        return sum;
+    }
+
+    private static Map<String, Long> threadCpuNanos() {
+        Map<String, Long> cpu = new LinkedHashMap<>();
+        try (var tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
+            String me = Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString();
+            for (Path task : tasks) {
+                if (task.getFileName().toString().equals(me)) continue;
+                try {
+                    cpu.put(task.getFileName().toString(), Long.parseLong(Files.readString(task.resolve("schedstat")).trim().split("\\s+")[0]));
+                } catch (IOException | RuntimeException gone) {
+                    // the thread exited between listing and reading
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return Map.of();
+        }
+        return cpu;
+    }
+
+    /** The kernel's name of a thread (Java's, cut to 15 characters), numbers dropped so that pollers add up. */
+    private static String threadName(String tid) {
+        try {
+            return Files.readString(Path.of("/proc/self/task", tid, "comm")).trim().replaceAll("[-#]?\\d+$", "").replaceAll("-\\d*$", "");
+        } catch (IOException | RuntimeException gone) {
+            return "exited";
+        }
+    }
+
+    /**
+     * What the process holds: RSS and VmPin (pages rxe pinned for memory regions) from
+     * /proc/self/status after a full GC, so garbage does not count as cost; and the bytes
+     * registered, from {@code rdma resource show mr}.
+     */
+    private record Memory(int threads, long rssBytes, long pinnedBytes, long registeredBytes) {
+        static Memory sample() {
+            System.gc();
+            Map<String, Long> status = procStatus();
+            return new Memory(ManagementFactory.getThreadMXBean().getThreadCount(), status.getOrDefault("VmRSS", -1L),
+                    status.getOrDefault("VmPin", -1L), Rdma.memoryRegionBytes());
+        }
+
+        private static Map<String, Long> procStatus() {
+            Map<String, Long> kb = new LinkedHashMap<>();
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                    String[] f = line.split("\\s+");
+                    if (f.length == 3 && f[2].equals("kB")) kb.put(f[0].replace(":", ""), Long.parseLong(f[1]) * 1024);
+                }
+            } catch (IOException | NumberFormatException e) {
+                System.out.println("ScaleBench: /proc/self/status unreadable: " + e);
+            }
+            return kb;
+        }
+    }
+
+    /** The rdma tool (iproute2), which the lab has; a host without it gets empty columns. */
+    private static final class Rdma {
+        /**
+         * The sum of mrlen over every MR on the machine. Not filtered by pid: the kernel lists an
+         * MR under the thread that registered it (task_pid_vnr), here short-lived connect threads;
+         * in the lab nothing but this JVM registers memory while it runs.
+         */
+        static long memoryRegionBytes() {
+            String out = run("resource", "show", "mr");
+            if (out == null) return -1;
+            long total = 0;
+            for (String line : out.split("\n")) {
+                String[] f = line.trim().split("\\s+");
+                for (int i = 0; i + 1 < f.length; i++) if (f[i].equals("mrlen")) total += Long.parseLong(f[i + 1]);
+            }
+            return total;
+        }
+
+        /** rxe's counters (rcvd_rnr_err, completer_retry_err, ...), summed over both devices. */
+        static Map<String, Long> counters() {
+            Map<String, Long> sum = new LinkedHashMap<>();
+            String out = run("statistic", "show");
+            if (out == null) return sum;
+            for (String line : out.split("\n")) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length < 2 || !f[0].equals("link")) continue;
+                for (int i = 2; i + 1 < f.length; i += 2) {
+                    try {
+                        sum.merge(f[i], Long.parseLong(f[i + 1]), Long::sum);
+                    } catch (NumberFormatException notACounter) {
+                        i--;  // a flag without a value: realign on the next name
+                    }
+                }
+            }
+            return sum;
+        }
+
+        static String delta(Map<String, Long> from, Map<String, Long> to, String counter) {
+            Long a = from.get(counter), b = to.get(counter);
+            return a == null || b == null ? "" : Long.toString(b - a);
+        }
+
+        private static String run(String... args) {
+            List<String> command = new ArrayList<>(List.of("rdma"));
+            command.addAll(List.of(args));
+            try {
+                Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+                byte[] out = p.getInputStream().readAllBytes();
+                if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
+                    p.destroyForcibly();
+                    return null;
+                }
+                return new String(out, StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return null;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            }
+        }
+    }
+
+    private void appendCsv(Path csv) throws IOException {
+        row.put("notes", String.join("; ", List.copyOf(notes)).replace(',', ' ').replace('\n', ' '));
+        Files.createDirectories(csv.toAbsolutePath().getParent());
+        StringBuilder line = new StringBuilder();
+        if (!Files.exists(csv)) line.append(String.join(",", CSV_COLUMNS)).append('\n');
+        List<String> values = new ArrayList<>();
+        for (String column : CSV_COLUMNS) {
+            Object v = row.get(column);
+            values.add(v == null ? "" : v instanceof Double d ? String.format(Locale.ROOT, "%.2f", d) : v.toString());
+        }
+        line.append(String.join(",", values)).append('\n');
+        Files.writeString(csv, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    private static String mib(long bytes) {
+        return bytes < 0 ? "" : String.format(Locale.ROOT, "%.1f", bytes / 1048576.0);
+    }
+
+    private static String kib(long bytes) {
+        return bytes < 0 ? "" : Long.toString((bytes + 1023) / 1024);
+    }
+
+    private static double seconds(long since) {
+        return (System.nanoTime() - since) / 1e9;
+    }
+
+    private static void sleep(double seconds) {
+        try {
+            Thread.sleep((long) (seconds * 1000));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
+    }
+}
