@@ -63,10 +63,10 @@ public final class ScaleBench {
     private static final Duration TRAFFIC_GRACE = Duration.ofSeconds(90);
 
     static final List<String> CSV_COLUMNS = List.of("accel", "polling", "transport", "size", "in_flight", "receive_depth", "n",
-            "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "rss_mib",
+            "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "open_fds", "fd_limit", "rss_mib",
             "reg_kib", "vmpin_kib", "write_ops_s", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_rnr_naks",
             "send_retransmits", "ib_write_bw_msg_s", "ratio", "jit_settle_s", "idle_cpu_ms_s", "idle_cpu_by_thread", "close_s", "close_unfinished",
-            "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "notes");
+            "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "open_fds_after", "notes");
 
     private final int n;
     private final double seconds;
@@ -221,6 +221,8 @@ public final class ScaleBench {
         Memory connected = Memory.sample();
         row.put("threads", connected.threads);
         row.put("peak_threads", ManagementFactory.getThreadMXBean().getPeakThreadCount());
+        row.put("open_fds", connected.openFds);
+        row.put("fd_limit", openFileLimit());
         row.put("rss_mib", mib(connected.rssBytes));
         row.put("vmpin_kib", kib(connected.pinnedBytes));
         row.put("reg_kib", kib(connected.registeredBytes));
@@ -228,8 +230,9 @@ public final class ScaleBench {
         awaitJitQuiet();
         double idleMsPerSecond = idleCpuMillisPerSecond();
         row.put("idle_cpu_ms_s", String.format(Locale.ROOT, "%.1f", idleMsPerSecond));
-        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %d threads, RSS %s MiB, registered %s KiB (VmPin %s KiB), idle CPU %.1f ms/s (ms/s by thread: %s)%n",
-                n, connected.threads, row.get("rss_mib"), row.get("reg_kib"), row.get("vmpin_kib"), idleMsPerSecond, row.get("idle_cpu_by_thread"));
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %d threads, %d fds (limit %s), RSS %s MiB, registered %s KiB (VmPin %s KiB), idle CPU %.1f ms/s (ms/s by thread: %s)%n",
+                n, connected.threads, connected.openFds, row.get("fd_limit"), row.get("rss_mib"), row.get("reg_kib"), row.get("vmpin_kib"),
+                idleMsPerSecond, row.get("idle_cpu_by_thread"));
 
         closeAll(clients, List.copyOf(accepted));
         long d0 = System.nanoTime();
@@ -245,8 +248,9 @@ public final class ScaleBench {
         row.put("reg_after_kib", kib(after.registeredBytes));
         row.put("vmpin_after_kib", kib(after.pinnedBytes));
         row.put("threads_after", after.threads);
-        System.out.printf(Locale.ROOT, "ScaleBench N=%d: after close %d threads, RSS %s MiB, registered %s KiB (VmPin %s KiB); server received %d messages%n",
-                n, after.threads, row.get("rss_after_mib"), row.get("reg_after_kib"), row.get("vmpin_after_kib"), received.sum());
+        row.put("open_fds_after", after.openFds);
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: after close %d threads, %d fds, RSS %s MiB, registered %s KiB (VmPin %s KiB); server received %d messages%n",
+                n, after.threads, after.openFds, row.get("rss_after_mib"), row.get("reg_after_kib"), row.get("vmpin_after_kib"), received.sum());
     }
 
     /** All N connects subscribed at once; returns those that were established, counting the rest by cause. */
@@ -444,15 +448,24 @@ public final class ScaleBench {
 
     /**
      * What the process holds: RSS and VmPin (pages rxe pinned for memory regions) from
-     * /proc/self/status after a full GC, so garbage does not count as cost; and the bytes
-     * registered, from {@code rdma resource show mr}.
+     * /proc/self/status after a full GC, so garbage does not count as cost; the bytes registered,
+     * from {@code rdma resource show mr}; and open file descriptors, since every connection holds
+     * several (event channels, eventfds) and N=512 ran out of them in the lab.
      */
-    private record Memory(int threads, long rssBytes, long pinnedBytes, long registeredBytes) {
+    private record Memory(int threads, int openFds, long rssBytes, long pinnedBytes, long registeredBytes) {
         static Memory sample() {
             System.gc();
             Map<String, Long> status = procStatus();
-            return new Memory(ManagementFactory.getThreadMXBean().getThreadCount(), status.getOrDefault("VmRSS", -1L),
+            return new Memory(ManagementFactory.getThreadMXBean().getThreadCount(), countOpenFds(), status.getOrDefault("VmRSS", -1L),
                     status.getOrDefault("VmPin", -1L), Rdma.memoryRegionBytes());
+        }
+
+        private static int countOpenFds() {
+            try (var fds = Files.list(Path.of("/proc/self/fd"))) {
+                return (int) fds.count();
+            } catch (IOException | RuntimeException e) {
+                return -1;
+            }
         }
 
         private static Map<String, Long> procStatus() {
@@ -543,6 +556,18 @@ public final class ScaleBench {
         }
         line.append(String.join(",", values)).append('\n');
         Files.writeString(csv, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    }
+
+    /** The soft limit on open files ("Max open files" in /proc/self/limits), as the JVM raised it. */
+    private static String openFileLimit() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
+                if (line.startsWith("Max open files")) return line.substring("Max open files".length()).trim().split("\\s+")[0];
+            }
+        } catch (IOException e) {
+            // the column stays empty
+        }
+        return "";
     }
 
     private static String mib(long bytes) {
