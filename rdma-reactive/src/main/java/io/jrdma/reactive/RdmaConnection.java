@@ -169,7 +169,12 @@ public final class RdmaConnection {
         return core.receive();
     }
 
-    /** Received messages, one per demand; ends with {@link ConnectionException.Closed} when the connection closes. */
+    /**
+     * Received messages, one per demand; ends with {@link ConnectionException.Closed} when the
+     * connection closes, after every message that arrived before the close. When the peer closes
+     * (it may SEND and disconnect at once), its last messages stay readable here and through
+     * {@link #receive()} until received or until {@link #close()}, which releases those left.
+     */
     public Flux<ReceivedMessage> receives() {
         return Flux.defer(this::receive).repeat();
     }
@@ -207,7 +212,12 @@ public final class RdmaConnection {
         return core.peerPrivateData();
     }
 
-    /** The memory this side exposed to the peer (its own, or a server's region shared by all its clients), or fails if none. */
+    /**
+     * The memory this side exposed to the peer (its own, or a server's region shared by all its
+     * clients), or fails if none. A connection's own region is freed when the connection is
+     * destroyed and no received message is held any more (a WRITE_WITH_IMM notification points
+     * into it); {@link RegisteredBuffer#retain()} keeps it for longer, until released.
+     */
     public RegisteredBuffer exposedBuffer() {
         RegisteredBuffer e = core.exposed();
         if (e == null) throw new IllegalStateException("no exposed buffer configured (exposeBuffer)");
@@ -278,7 +288,9 @@ public final class RdmaConnection {
 
     /**
      * Closes: disconnects, flushes every outstanding WR (their {@code Mono}s fail with a flush
-     * error), waits for all completions, then frees native resources in reverse order.
+     * error), waits for all completions, then frees native resources in reverse order. Received
+     * messages nobody took are released; also call it on a connection the peer closed whose
+     * last messages you will not read.
      */
     public Mono<Void> close() {
         return core.close();

@@ -48,5 +48,6 @@ public abstract class MemoryInternals {
 
     public abstract void whenReleased(BufferPool pool, Runnable action);
 
-    public abstract ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate);
+    /** A received message; {@code onRelease} (not null, shared by all of a connection's messages) runs once, after its release. */
+    public abstract ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease);
 }

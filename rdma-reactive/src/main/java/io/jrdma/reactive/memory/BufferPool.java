@@ -264,8 +264,8 @@ public final class BufferPool implements AutoCloseable {
         }
 
         @Override
-        public ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
-            return new ReceivedMessage(buffer, length, hasImmediate, immediate);
+        public ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
+            return new ReceivedMessage(buffer, length, hasImmediate, immediate, onRelease);
         }
     }
 }

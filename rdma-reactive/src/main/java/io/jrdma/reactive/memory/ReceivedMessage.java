@@ -16,9 +16,11 @@ public final class ReceivedMessage implements AutoCloseable {
     private final boolean hasImmediate;
     private final int immediate;
     private final AtomicBoolean released = new AtomicBoolean();
+    private final Runnable onRelease;
 
-    ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
+    ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
         this.buffer = buffer;
+        this.onRelease = onRelease;
         this.length = length;
         this.hasImmediate = hasImmediate;
         this.immediate = immediate;
@@ -55,7 +57,10 @@ public final class ReceivedMessage implements AutoCloseable {
      * flight. Idempotent.
      */
     public void release() {
-        if (released.compareAndSet(false, true)) buffer.release();
+        if (released.compareAndSet(false, true)) {
+            buffer.release();
+            onRelease.run();
+        }
     }
 
     /** {@link #release()}: for try-with-resources and Kotlin's {@code use}. */

@@ -89,6 +89,34 @@ class CloseTest {
         }
     }
 
+    /**
+     * A peer may SEND and disconnect at once (C peers do): its messages completed before the
+     * disconnect, so a receiver, even one that comes after the close, gets each of them before
+     * the closure; the exposed region their notifications point into stays until they are released.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void messagesThatArrivedBeforeThePeerClosedStayReadable(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport)) {
+            for (String m : List.of("one", "two", "three")) StepVerifier.create(p.client.send(m)).expectNextCount(1).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.writeWithImmediate("four".getBytes(UTF_8), p.client.remoteBuffer(), 0, 4))
+                    .expectNextCount(1).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+
+            // the notification points into the exposed region: it stays registered while the message is held
+            StepVerifier.create(p.accepted.receives().map(m -> {
+                        String text = m.hasImmediate() ? p.accepted.exposedBuffer().string(0, m.immediate()) : m.text();
+                        m.release();
+                        return text;
+                    }))
+                    .expectNext("one", "two", "three", "four")
+                    .expectError(ConnectionException.Closed.class)
+                    .verify(TIMEOUT);
+            StepVerifier.create(p.accepted.close()).expectComplete().verify(TIMEOUT);
+        }
+    }
+
     @Test
     void everyOperationAfterCloseFailsWithClosed() {
         try (LabPeers p = LabPeers.connect(Transport.RDMA_CM)) {

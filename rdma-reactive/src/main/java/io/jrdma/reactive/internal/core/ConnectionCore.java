@@ -34,6 +34,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
@@ -93,6 +94,11 @@ public final class ConnectionCore implements Loop.Member {
     private final ReceiveQueue receiveQueue;     // null with an SRQ
     private final SharedReceiver srq;            // null without
     private final Inbox inbox = new Inbox();
+    private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
+    private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
+    private final Runnable messageReleased = this::messageReleased;  // one per connection: no allocation per message
+    private volatile boolean exposedLingers;     // destroyed while messages were held: they may point into it
+    private final AtomicBoolean exposedReleased = new AtomicBoolean();
     private final CompletionStream completions;
     private final CloseState close = new CloseState();
     private final Sinks.Empty<Void> closed = Sinks.empty();
@@ -415,7 +421,8 @@ public final class ConnectionCore implements Loop.Member {
             buffer.release();  // posted again, or freed when closing
             return;
         }
-        inbox.deliver(memory.message(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate()));
+        messagesHeld.incrementAndGet();
+        inbox.deliver(memory.message(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate(), messageReleased));
     }
 
     private void onAsyncEvent(AsyncEvent e) {
@@ -440,10 +447,15 @@ public final class ConnectionCore implements Loop.Member {
         return cause instanceof ConnectionException.Closed c ? c : new ConnectionException.Closed(description + " is closed", cause);
     }
 
-    /** Closes locally; completes when the connection is destroyed. */
+    /**
+     * Closes locally; completes when the connection is destroyed. Messages nobody received are
+     * released (the application is done with the connection), also those a peer's close left.
+     */
     public Mono<Void> close() {
         return Mono.defer(() -> {
+            discardUnread = true;
             beginClose(new ConnectionException.Closed(description + " closed locally"));
+            if (close.isDestroyed()) inbox.takeUnread().forEach(ReceivedMessage::release);  // else destroy() releases them
             return closed.asMono();
         });
     }
@@ -469,7 +481,8 @@ public final class ConnectionCore implements Loop.Member {
         loop.drain(this);
         // user code runs in these signals: after the loop was told, so it never waits for them
         sendQueue.drain();  // fails the posts that were waiting for credit
-        inbox.close(this::closedError);
+        // the inbox stays open until destroy(): a message that completed before the QP went to ERR
+        // is still in the CQ, and its receiver must get it before the closure
     }
 
     @Override
@@ -500,7 +513,10 @@ public final class ConnectionCore implements Loop.Member {
         ConnectionException.Closed error = closedError();
         sendQueue.failInFlight(error);
         if (receiveQueue != null) receiveQueue.takeStillPosted().forEach(RegisteredBuffer::release);
-        inbox.takeUnread().forEach(ReceivedMessage::release);
+        // every completion of the QP was taken: receivers now find the messages that arrived, then the closure
+        inbox.close(this::closedError);
+        // a peer's close leaves its last messages readable until received or close(); a local close discards them
+        if (discardUnread) inbox.takeUnread().forEach(ReceivedMessage::release);
         completions.complete();
         BufferPool copies;
         synchronized (this) {
@@ -508,7 +524,10 @@ public final class ConnectionCore implements Loop.Member {
         }
         if (copies != null) quietly("closing the copy pool", copies::close);
         if (receivePool != null) quietly("closing the receive pool", receivePool::close);
-        if (exposed != null) quietly("releasing the exposed region", exposed::release);
+        // a WRITE_WITH_IMM's notification points into the exposed region: it outlives the QP
+        // while any message is held (in the inbox or by the application)
+        exposedLingers = true;
+        if (messagesHeld.get() == 0) releaseExposed();
         quietly("releasing the setup resources", teardown::release);
         List<Runnable> callbacks;
         synchronized (this) {
@@ -518,6 +537,14 @@ public final class ConnectionCore implements Loop.Member {
         callbacks.forEach(c -> quietly("a close callback", c));
         LOG.log(Level.DEBUG, () -> this + " destroyed");
         closed.tryEmitEmpty();
+    }
+
+    private void messageReleased() {
+        if (messagesHeld.decrementAndGet() == 0 && exposedLingers) releaseExposed();
+    }
+
+    private void releaseExposed() {
+        if (exposed != null && exposedReleased.compareAndSet(false, true)) quietly("releasing the exposed region", exposed::release);
     }
 
     private void quietly(String what, Runnable action) {

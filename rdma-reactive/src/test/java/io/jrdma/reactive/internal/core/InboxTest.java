@@ -30,7 +30,7 @@ class InboxTest {
     }
 
     private ReceivedMessage message(int length) {
-        return MemoryInternals.get().message(pool.tryAcquire(), length, false, 0);
+        return MemoryInternals.get().message(pool.tryAcquire(), length, false, 0, () -> { });
     }
 
     @Test
