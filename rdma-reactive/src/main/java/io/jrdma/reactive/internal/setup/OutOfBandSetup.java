@@ -96,10 +96,11 @@ final class OutOfBandSetup {
             psn = RANDOM.nextInt(1 << 24);
             OutOfBandExchange.Local mine = new OutOfBandExchange.Local(core.qpNumber(), psn, port.lid(), gid.raw(), mtu,
                     Optional.ofNullable(core.exposed()));
+            // a Mono signals onNext then onComplete: only its emptiness is a failure
             inProgress = Mono.defer(() -> exchange.exchange(mine))
+                    .switchIfEmpty(Mono.error(() -> new ConnectionException.Protocol("the out-of-band exchange completed without the peer's address")))
                     .timeout(config.connectTimeout())
-                    .subscribe(peer -> thread.execute(() -> connect(peer)), e -> thread.execute(() -> fail(e)),
-                            () -> thread.execute(() -> fail(new ConnectionException.Protocol("the out-of-band exchange completed without the peer's address"))));
+                    .subscribe(peer -> thread.execute(() -> connect(peer)), e -> thread.execute(() -> fail(e)));
         } catch (RuntimeException e) {
             fail(e);
         }
