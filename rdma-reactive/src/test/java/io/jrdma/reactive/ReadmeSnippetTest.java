@@ -9,7 +9,7 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The README's reactive example is the body of ReadmeExampleTest, which runs it against rxe: the two cannot drift. */
+/** The README's reactive examples are lines of ReadmeExampleTest, which runs them against rxe: the two cannot drift. */
 class ReadmeSnippetTest {
     @Test
     void theReadmesReactiveExampleIsTheDeviceTestsBodyLineForLine() throws IOException {
@@ -25,6 +25,21 @@ class ReadmeSnippetTest {
 
         assertEquals(body, snippet);
         assertTrue(snippet.size() <= 15, "the README promises at most 15 lines, has " + snippet.size());
+    }
+
+    @Test
+    void theReadmesCPeerExampleIsTheDeviceTestsMarkedLines() throws IOException {
+        List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
+        int heading = readme.indexOf("## Talking to C peers");
+        int open = indexFrom(readme, "```java", heading);
+        List<String> snippet = readme.subList(open + 1, indexFrom(readme, "```", open + 1));
+
+        List<String> test = Files.readAllLines(Path.of("src/test/java/io/jrdma/reactive/device/ReadmeExampleTest.java"));
+        int begin = indexFrom(test, "            // README: C peer", 0);
+        List<String> marked = test.subList(begin + 1, indexFrom(test, "            // README end", begin + 1)).stream()
+                .map(line -> line.startsWith("            ") ? line.substring(12) : line).toList();
+
+        assertEquals(marked, snippet);
     }
 
     private static int indexFrom(List<String> lines, String line, int from) {

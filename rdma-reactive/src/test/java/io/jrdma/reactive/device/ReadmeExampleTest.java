@@ -2,19 +2,23 @@ package io.jrdma.reactive.device;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.interop.CPeer;
+import io.jrdma.interop.CPeerProcess;
 import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
 import io.jrdma.reactive.memory.RemoteBuffer;
+import java.time.Duration;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
 
-/** The README's reactive example, verbatim: if it stops compiling or working, this fails. */
+/** The README's reactive examples, verbatim: if one stops compiling or working, this fails. */
 @Tag("device")
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
 class ReadmeExampleTest {
@@ -34,5 +38,27 @@ class ReadmeExampleTest {
         assertEquals("hello, rxe", echo);
         conn.close().block();
         server.dispose();
+    }
+
+    /** The README's C-peer example is the part between the README markers. */
+    @Test
+    void theReadmeCPeerExampleWritesAndReadsBackACServersMemory() {
+        try (CPeerProcess cServer = CPeer.compile("cm_rw_server").start("-t", "20", "10.77.0.2", "7472")) {
+            cServer.awaitListeningPort(Duration.ofSeconds(45));
+            // README: C peer
+            RdmaConnection conn = RdmaClient.create().host("10.77.0.2").port(7472).localAddress("10.77.0.1")
+                    .rawPrivateData(new byte[0])                         // what a C client sends: no jrdma descriptor
+                    .connect().block();
+            byte[] advertised = conn.peerPrivateData();                  // the C server's accept private data
+            RemoteBuffer remote = RemoteBuffer.fromBigEndian(advertised, 0);  // {u64 addr, u32 rkey, u32 len}, network order
+            byte[] back = conn.write("hello, C".getBytes(UTF_8), remote, 0)
+                    .then(conn.read(remote, 0, 8))
+                    .block();
+            assertEquals("hello, C", new String(back, UTF_8));
+            conn.close().block();
+            // README end
+            String transcript = cServer.awaitExit(Duration.ofSeconds(45)).requireSuccess().output();
+            assertTrue(transcript.contains("memory holds 8 bytes: hello, C"), transcript);
+        }
     }
 }
