@@ -11,35 +11,34 @@ import org.junit.jupiter.api.Test;
 
 /** The README's reactive examples are lines of ReadmeExampleTest, which runs them against rxe: the two cannot drift. */
 class ReadmeSnippetTest {
+    private static final Path EXAMPLES = Path.of("src/test/java/io/jrdma/reactive/device/ReadmeExampleTest.java");
+
     @Test
     void theReadmesReactiveExampleIsTheDeviceTestsBodyLineForLine() throws IOException {
-        List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
-        int heading = readme.indexOf("## rdma-reactive in 15 lines");
-        int open = indexFrom(readme, "```java", heading);
-        List<String> snippet = readme.subList(open + 1, indexFrom(readme, "```", open + 1));
-
-        List<String> test = Files.readAllLines(Path.of("src/test/java/io/jrdma/reactive/device/ReadmeExampleTest.java"));
-        int method = indexFrom(test, "    void theReadmeExampleWritesToTheServerAndReadsItBack() {", 0);
-        List<String> body = test.subList(method + 1, indexFrom(test, "    }", method + 1)).stream()
-                .map(line -> line.startsWith("        ") ? line.substring(8) : line).toList();
-
-        assertEquals(body, snippet);
+        List<String> snippet = firstJavaBlockAfter("## rdma-reactive in 15 lines");
+        assertEquals(linesBetween("    void theReadmeExampleWritesToTheServerAndReadsItBack() {", "    }", 8), snippet);
         assertTrue(snippet.size() <= 15, "the README promises at most 15 lines, has " + snippet.size());
     }
 
     @Test
     void theReadmesCPeerExampleIsTheDeviceTestsMarkedLines() throws IOException {
+        assertEquals(linesBetween("            // README: C peer", "            // README end", 12),
+                firstJavaBlockAfter("## Interoperating with C"));
+    }
+
+    private static List<String> firstJavaBlockAfter(String heading) throws IOException {
         List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
-        int heading = readme.indexOf("## Talking to C peers");
-        int open = indexFrom(readme, "```java", heading);
-        List<String> snippet = readme.subList(open + 1, indexFrom(readme, "```", open + 1));
+        int open = indexFrom(readme, "```java", indexFrom(readme, heading, 0));
+        return readme.subList(open + 1, indexFrom(readme, "```", open + 1));
+    }
 
-        List<String> test = Files.readAllLines(Path.of("src/test/java/io/jrdma/reactive/device/ReadmeExampleTest.java"));
-        int begin = indexFrom(test, "            // README: C peer", 0);
-        List<String> marked = test.subList(begin + 1, indexFrom(test, "            // README end", begin + 1)).stream()
-                .map(line -> line.startsWith("            ") ? line.substring(12) : line).toList();
-
-        assertEquals(marked, snippet);
+    /** The lines of ReadmeExampleTest strictly between two marker lines, {@code indent} spaces taken off. */
+    private static List<String> linesBetween(String begin, String end, int indent) throws IOException {
+        List<String> test = Files.readAllLines(EXAMPLES);
+        int from = indexFrom(test, begin, 0);
+        String margin = " ".repeat(indent);
+        return test.subList(from + 1, indexFrom(test, end, from + 1)).stream()
+                .map(line -> line.startsWith(margin) ? line.substring(indent) : line).toList();
     }
 
     private static int indexFrom(List<String> lines, String line, int from) {
