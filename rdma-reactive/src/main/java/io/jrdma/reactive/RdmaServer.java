@@ -37,8 +37,10 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         this.sharedExposedBytes = sharedExposedBytes;
     }
 
+    private static final int DEFAULT_BACKLOG = 1024;
+
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, 128, 0, 0, 0, null);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null);
     }
 
     @Override
@@ -52,7 +54,12 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
                 sharedExposedBytes, rawAccept);
     }
 
-    /** Connect requests the kernel queues before they are handled (default 128). */
+    /**
+     * Connect requests the kernel queues before they are handled (default 1024, which is also
+     * Linux's cap for rdma_cm, {@code net.rdma_ucm.max_backlog}). A request beyond it is dropped
+     * and the client's CM retries it seconds later: with 128, 256 concurrent connects ran into the
+     * 10 s connect timeout in the lab.
+     */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept);

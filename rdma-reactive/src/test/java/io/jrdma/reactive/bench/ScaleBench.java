@@ -5,9 +5,10 @@ import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
-import io.jrdma.reactive.RegisteredBuffer;
 import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
@@ -43,8 +44,12 @@ import reactor.core.publisher.Mono;
  * <pre>
  * ScaleBench --connections N --csv FILE [--seconds 5] [--warmup 3] [--in-flight 16] [--receive-depth 16*in-flight] [--size 64]
  *            [--polling ADAPTIVE] [--transport RDMA_CM] [--idle-seconds 3] [--ib-write-bw CLIENT_LOG]
- *            [--accel tcg]
+ *            [--loops L] [--srq DEPTH] [--accel tcg]
  * </pre>
+ *
+ * {@code --loops} sizes the {@link RdmaResources} both ends share (default: one loop per
+ * available processor); {@code --srq DEPTH} makes the server receive through one shared receive
+ * queue of that depth instead of {@code --receive-depth} receives per connection.
  *
  * Only the fluent public API is used, so the bench ports to a changed core unchanged in intent.
  * Failures (connects that time out, operations that fail, closes that do not finish) are counted
@@ -62,7 +67,7 @@ public final class ScaleBench {
     /** Past the measured interval an operation still has its own 30 s operationTimeout; this is the bench's backstop. */
     private static final Duration TRAFFIC_GRACE = Duration.ofSeconds(90);
 
-    static final List<String> CSV_COLUMNS = List.of("accel", "polling", "transport", "size", "in_flight", "receive_depth", "n",
+    static final List<String> CSV_COLUMNS = List.of("accel", "polling", "loops", "srq", "transport", "size", "in_flight", "receive_depth", "n",
             "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "open_fds", "fd_limit", "rss_mib",
             "reg_kib", "vmpin_kib", "write_ops_s", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_rnr_naks",
             "send_retransmits", "ib_write_bw_msg_s", "ratio", "jit_settle_s", "idle_cpu_ms_s", "idle_cpu_by_thread", "close_s", "close_unfinished",
@@ -77,12 +82,14 @@ public final class ScaleBench {
     private final PollingMode polling;
     private final Transport transport;
     private final double idleSeconds;
+    private final int loops;
+    private final int srq;
     private final Map<String, Object> row = new LinkedHashMap<>();
     /** Appended from poller threads too (a close that fails). */
     private final List<String> notes = Collections.synchronizedList(new ArrayList<>());
 
     private ScaleBench(int n, double seconds, double warmup, int inFlight, int receiveDepth, int size, PollingMode polling,
-                       Transport transport, double idleSeconds) {
+                       Transport transport, double idleSeconds, int loops, int srq) {
         this.n = n;
         this.seconds = seconds;
         this.warmup = warmup;
@@ -92,10 +99,12 @@ public final class ScaleBench {
         this.polling = polling;
         this.transport = transport;
         this.idleSeconds = idleSeconds;
+        this.loops = loops;
+        this.srq = srq;
     }
 
     public static void main(String[] args) throws IOException {
-        int n = 1, inFlight = 16, receiveDepth = 0, size = 64;
+        int n = 1, inFlight = 16, receiveDepth = 0, size = 64, loops = 0, srq = 0;
         double seconds = 5, warmup = 3, idleSeconds = 3;
         PollingMode polling = PollingMode.ADAPTIVE;
         Transport transport = Transport.RDMA_CM;
@@ -116,11 +125,13 @@ public final class ScaleBench {
                 case "--csv" -> csv = Path.of(value);
                 case "--ib-write-bw" -> ibWriteBw = value.isEmpty() ? null : Path.of(value);
                 case "--accel" -> accel = value;
+                case "--loops" -> loops = Integer.parseInt(value);
+                case "--srq" -> srq = Integer.parseInt(value);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         ScaleBench bench = new ScaleBench(n, seconds, warmup, inFlight, receiveDepth > 0 ? receiveDepth : 16 * inFlight, size, polling,
-                transport, idleSeconds);
+                transport, idleSeconds, loops, srq);
         bench.row.put("accel", accel);
         if (ibWriteBw != null) {
             try {
@@ -157,10 +168,15 @@ public final class ScaleBench {
         // lags. Each RNR NAK stalls a connection for the RNR timer (rdma_cm leaves min_rnr_timer 0,
         // 655 ms): with 2× in flight, N=1 made 123 SENDs/s and N=64 met 109 RNR NAKs in 3 s. RNR NAKs
         // that remain are counted.
-        DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
+        // both ends share one set of loops: the cost of N connections is the cost of N on the same loops
+        RdmaResources resources = loops > 0 ? RdmaResources.create("jrdma", loops) : RdmaResources.shared();
+        row.put("loops", resources.loops());
+        row.put("srq", srq > 0 ? Integer.toString(srq) : "");
+        RdmaServer serverSpec = RdmaServer.create().host(SERVER_IP).port(0).transport(transport).resources(resources)
                 .queueDepth(inFlight, receiveDepth).buffers(size, inFlight).pollingMode(polling)
-                .exposeBuffer((long) size * SLOTS, Access.REMOTE_WRITE)
-                .bind().block(SETUP_WAIT);
+                .exposeBuffer((long) size * SLOTS, Access.REMOTE_WRITE);
+        if (srq > 0) serverSpec = serverSpec.sharedReceiveQueue(srq);
+        DisposableRdmaServer server = serverSpec.bind().block(SETUP_WAIT);
         Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
         LongAdder received = new LongAdder();
         server.connections().subscribe(c -> {
@@ -172,7 +188,7 @@ public final class ScaleBench {
         });
         // clients receive nothing: their receive queue is the small one
         RdmaClient client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
-                .transport(transport).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
+                .transport(transport).resources(resources).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
 
         // one connection first, opened and closed: the first connect of a JVM also loads classes
         // and opens the device, which is not what N connects cost
