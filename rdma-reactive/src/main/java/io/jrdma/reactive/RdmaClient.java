@@ -6,8 +6,10 @@ import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.setup.SetupCallback;
 import io.jrdma.reactive.internal.setup.SetupOptions;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import reactor.core.publisher.Mono;
 
 /**
@@ -75,7 +77,9 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * Connects when subscribed, within {@code connectTimeout}. Setup is driven by rdma_cm events
      * (or a non-blocking socket) on the resources' setup thread: no thread waits for it, and the
      * connection is emitted there. A subscriber that cancels meanwhile stops the setup; a
-     * connection established anyway is closed, never leaked.
+     * connection established anyway is closed, never leaked. At most 128 setups of one
+     * {@link RdmaResources} run at once; more wait and start in order, within their connectTimeout
+     * (a burst of 512 finishes in order instead of all at once, past the timeout).
      */
     public Mono<RdmaConnection> connect() {
         return Mono.defer(() -> {
@@ -83,7 +87,10 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
             return HandOff.<RdmaConnection>create(waiter -> {
                 InetSocketAddress remote = new InetSocketAddress(host, port);
                 InetSocketAddress local = localAddress == null ? null : new InetSocketAddress(localAddress, 0);
-                cancel.set(resources().core().connect(transport, config, local, remote, options, new SetupCallback() {
+                // a setup that waited for the gate gets what is left of connectTimeout
+                Function<Duration, ConnectionConfig> withTimeout =
+                        left -> left.equals(config.connectTimeout()) ? config : config.with(d -> d.connectTimeout = left);
+                cancel.set(resources().core().connect(transport, config, withTimeout, local, remote, options, new SetupCallback() {
                     @Override
                     public void established(ConnectionCore core) {
                         RdmaConnection c = new RdmaConnection(core);

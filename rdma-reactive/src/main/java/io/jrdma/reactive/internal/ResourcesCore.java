@@ -11,15 +11,19 @@ import io.jrdma.reactive.internal.setup.CmEvents;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.internal.setup.ServerSettings;
 import io.jrdma.reactive.internal.setup.SetupCallback;
+import io.jrdma.reactive.internal.setup.SetupGate;
 import io.jrdma.reactive.internal.setup.SetupOptions;
 import io.jrdma.reactive.internal.setup.Setups;
 import io.jrdma.reactive.internal.setup.TcpEvents;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Everything behind an {@code RdmaResources}: the loop group, the device domains, one rdma_cm
@@ -38,6 +42,7 @@ public final class ResourcesCore {
     private final Set<Listener> listeners = ConcurrentHashMap.newKeySet();
     private volatile boolean disposed;
     private Mono<Void> disposal;  // guarded by this
+    private final SetupGate setups = new SetupGate(SetupGate.DEFAULT_LIMIT, Schedulers.parallel());
 
     public ResourcesCore(String prefix, int loopCount, boolean daemon) {
         this.prefix = prefix;
@@ -78,14 +83,19 @@ public final class ResourcesCore {
         if (disposed) throw new IllegalStateException("RdmaResources " + prefix + " is disposed");
     }
 
-    /** Starts a connection setup; the returned action cancels it while it is in progress. */
-    public Runnable connect(Transport transport, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                            SetupOptions options, SetupCallback callback) {
+    /**
+     * Starts a connection setup through the {@link SetupGate} (at most {@link SetupGate#DEFAULT_LIMIT}
+     * at once); {@code withTimeout} gives the configuration with what is left of its connect timeout
+     * when it starts. The returned action cancels it while it waits or is in progress.
+     */
+    public Runnable connect(Transport transport, ConnectionConfig config, Function<Duration, ConnectionConfig> withTimeout,
+                            InetSocketAddress local, InetSocketAddress remote, SetupOptions options, SetupCallback callback) {
         if (disposed) {
             callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
             return () -> { };
         }
-        return Setups.connect(this, transport, config, local, remote, options, callback);
+        return setups.submit(config.connectTimeout(), "connecting to " + remote, callback,
+                (left, cb) -> Setups.connect(this, transport, withTimeout.apply(left), local, remote, options, cb));
     }
 
     /** Binds a listener; emits it once it accepts connections. */
