@@ -94,8 +94,13 @@ public final class ResourcesCore {
             callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
             return () -> { };
         }
-        return setups.submit(config.connectTimeout(), "connecting to " + remote, callback,
-                (left, cb) -> Setups.connect(this, transport, withTimeout.apply(left), local, remote, options, cb));
+        return setups.submit(config.connectTimeout(), "connecting to " + remote, callback, (left, cb) -> {
+            if (disposed) {  // it waited at the gate while the resources were disposed: its threads may be gone
+                cb.failed(new IllegalStateException("RdmaResources " + prefix + " was disposed before the connect could start"));
+                return () -> { };
+            }
+            return Setups.connect(this, transport, withTimeout.apply(left), local, remote, options, cb);
+        });
     }
 
     /** Binds a listener; emits it once it accepts connections. */
