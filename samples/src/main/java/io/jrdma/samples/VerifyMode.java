@@ -49,10 +49,13 @@ final class VerifyMode implements Callable<Integer> {
         while (true) {
             ReceivedMessage m = c.receive().block();  // no timeout: the client's pace
             String note = m.text();
-            m.release();
-            if (!note.startsWith("verified ")) throw new IllegalStateException("unexpected message \"" + note + "\"");
+            if (!note.startsWith("verified ")) {
+                m.release();
+                throw new IllegalStateException("unexpected message \"" + note + "\"");
+            }
             int length = Integer.parseInt(note.substring("verified ".length()));
             System.out.printf("client wrote and read back %d bytes; my memory holds: %s%n", length, c.exposedBuffer().string(0, length));
+            m.release();  // after reading: the held message keeps the exposed region of a closing connection
             c.send("ack").block(options.timeout());
         }
     }

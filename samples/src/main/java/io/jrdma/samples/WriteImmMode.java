@@ -42,10 +42,12 @@ final class WriteImmMode implements Callable<Integer> {
         while (true) {
             ReceivedMessage recv = c.receive().block();  // no timeout: the client writes when its user types
             int byteLength = recv.length();
-            int imm = recv.immediate();
-            recv.release();
+            // Read the memory while the message is held: a peer that disconnects right after its
+            // last write lets the connection return its exposed region once nothing is held.
+            String written = c.exposedBuffer().string(offset, byteLength);
             System.out.printf("RECV completion: imm_data 0x%08x, byte_len %d; memory holds: %s%n",
-                    imm, byteLength, c.exposedBuffer().string(offset, byteLength));
+                    recv.immediate(), byteLength, written);
+            recv.release();
             if (options.cPeer) offset += byteLength;
             else c.send("ack").block(options.timeout());
         }

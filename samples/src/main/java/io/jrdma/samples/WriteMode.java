@@ -40,8 +40,8 @@ final class WriteMode implements Callable<Integer> {
         while (true) {
             ReceivedMessage m = c.receive().block();  // no timeout: the client writes when its user types
             int length = m.immediate();
-            m.release();
             System.out.printf("client wrote %d bytes (immediate %d): %s%n", length, length, c.exposedBuffer().string(0, length));
+            m.release();  // after reading: the held message keeps the exposed region of a closing connection
             c.send("ack").block(options.timeout());
         }
     }
