@@ -5,13 +5,9 @@ import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
-import java.util.Collections
-import java.util.WeakHashMap
 import kotlinx.coroutines.NonCancellable
-import kotlinx.coroutines.channels.Channel
-import kotlinx.coroutines.channels.ClosedReceiveChannelException
 import kotlinx.coroutines.flow.Flow
-import kotlinx.coroutines.flow.receiveAsFlow
+import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.withContext
 import reactor.core.scheduler.Schedulers
@@ -28,20 +24,25 @@ public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer =
     bind().awaitOwned { server -> Schedulers.boundedElastic().schedule(server::dispose) }
 
 /**
- * The next accepted connection. Every call (and [connectionsFlow]) shares one subscription to
- * [DisposableRdmaServer.connections], so a server can accept any number of clients this way (do
- * not subscribe to `connections()` yourself as well: it takes one subscriber). Throws
+ * The next accepted connection (see [DisposableRdmaServer.accept]): any number of coroutines may
+ * accept from one server, each connection goes to one of them, and a connection that arrives as
+ * the caller is cancelled is left to the next taker or closed, never leaked. Throws
  * [ConnectionException.Closed] once the server is disposed and no accepted connection is left.
  */
-public suspend fun DisposableRdmaServer.accept(): RdmaConnection =
-    try {
-        acceptor().receive()
-    } catch (e: ClosedReceiveChannelException) {
-        throw ConnectionException.Closed("the server at ${address()} is disposed: it accepts no more connections")
-    }
+public suspend fun DisposableRdmaServer.acceptAwait(): RdmaConnection =
+    accept().awaitOwned { it.dispose() }
 
-/** Accepted connections as they arrive; completes when the server is disposed. Shares [accept]'s subscription. */
-public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = acceptor().receiveAsFlow()
+/** Accepted connections as they arrive, one [acceptAwait] per element; completes when the server is disposed. */
+public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = flow {
+    while (true) {
+        val connection = try {
+            acceptAwait()
+        } catch (disposed: ConnectionException.Closed) {
+            return@flow
+        }
+        emit(connection)
+    }
+}
 
 /**
  * Closes (see [RdmaConnection.close]): flushes every outstanding work request and returns once
@@ -78,20 +79,3 @@ public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaSer
 public suspend fun DisposableRdmaServer.disposeAwait() {
     disposeLater().awaitSingleOrNull()
 }
-
-// connections() is a unicast Flux: one subscriber for the server's whole life, and a cancelled
-// subscriber (such as connections().next()) makes the server close every later connection on
-// arrival. So each server gets one channel, subscribed once, that every accept() reads from.
-// Weak keys: the entry goes with the server; the channel holds no reference back to it.
-private val acceptors = Collections.synchronizedMap(WeakHashMap<DisposableRdmaServer, Channel<RdmaConnection>>())
-
-private fun DisposableRdmaServer.acceptor(): Channel<RdmaConnection> =
-    acceptors.getOrPut(this) {
-        // a connection that a cancelled accept() took, or that arrives after the channel closed, is closed, never leaked
-        val channel = Channel<RdmaConnection>(Channel.UNLIMITED) { it.close().subscribe() }
-        connections().subscribe(
-            { c -> if (channel.trySend(c).isFailure) c.close().subscribe() },
-            { error -> channel.close(error) },
-            { channel.close() })
-        channel
-    }

@@ -22,7 +22,7 @@ public fun RdmaConnection.receivedMessages(): Flow<ReceivedMessage> = flow {
         val message = try {
             receiveMessage()
         } catch (closed: ConnectionException.Closed) {
-            if (closed.cause == null) return@flow
+            if (closed.isOrderly) return@flow
             throw closed
         }
         emit(message)

@@ -41,14 +41,39 @@ public class ConnectionException extends RdmaException {
         }
     }
 
-    /** The connection is closed (locally or by the peer); operations can no longer be posted. */
+    /**
+     * The connection is closed (locally, by the peer, or because of an error); operations can no
+     * longer be posted. {@link #isOrderly()} tells an ending from a failure.
+     */
     public static final class Closed extends ConnectionException {
+        private final boolean orderly;
+
+        /** An orderly closure: one side closed the connection. */
         public Closed(String message) {
-            super(message);
+            this(message, true);
         }
 
+        /** A closure that {@code orderly} says was one side's close, or else a failure. */
+        public Closed(String message, boolean orderly) {
+            super(message);
+            this.orderly = orderly;
+        }
+
+        /** A closure caused by {@code cause}: not orderly. */
         public Closed(String message, Throwable cause) {
             super(message, cause);
+            this.orderly = false;
+        }
+
+        /**
+         * True when the connection ended because one side closed it ({@code close()},
+         * {@code dispose()}, the peer's disconnect or its process exiting); false when an error
+         * closed it (a failed work request, a fatal device event, a failed setup:
+         * {@link #getCause()} or the message says which). {@code receives()} completes on an
+         * orderly closure and fails on any other.
+         */
+        public boolean isOrderly() {
+            return orderly;
         }
     }
 

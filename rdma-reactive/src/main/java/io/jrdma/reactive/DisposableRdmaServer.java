@@ -2,43 +2,105 @@ package io.jrdma.reactive;
 
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.core.Inbox;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.memory.RegisteredBuffer;
+import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Function;
+import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
-/** A listening server: its accepted connections as a {@code Flux}, and a lifecycle. */
+/**
+ * A listening server: its accepted connections, and a lifecycle. Take connections with
+ * {@link #accept()} or {@link #connections()} (any number of takers, each connection to one), or
+ * give the server a per-connection function before binding ({@link RdmaServer#handle}).
+ */
 public final class DisposableRdmaServer implements Disposable {
-    private final Sinks.Many<RdmaConnection> accepted = Sinks.many().unicast().onBackpressureBuffer();
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive");
+
+    private final Inbox<RdmaConnection> accepted = new Inbox<>();
+    private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;  // null: taken by accept()
+    private final Disposable.Composite handling = Disposables.composite();
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private volatile Listener listener;
     private volatile boolean disposed;
 
-    DisposableRdmaServer() {}
+    DisposableRdmaServer(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+        this.handler = handler;
+    }
 
     DisposableRdmaServer listening(Listener l) {
         this.listener = l;
         return this;
     }
 
-    /** Synchronized: connections are handed out on the setup threads, and a sink rejects concurrent emissions. */
-    synchronized void connected(ConnectionCore core) {
+    /** On a setup thread: to the handler (on the connection's loop), else to the next taker. */
+    void connected(ConnectionCore core) {
         RdmaConnection c = new RdmaConnection(core);
-        if (disposed || accepted.tryEmitNext(c).isFailure()) c.close().subscribe();
+        if (disposed) {
+            c.dispose();
+        } else if (handler != null) {
+            core.loop().execute(() -> handle(c));
+        } else {
+            accepted.deliver(c);
+            if (disposed) accepted.takeUnread().forEach(RdmaConnection::dispose);  // raced with disposeLater()
+        }
     }
 
+    private void handle(RdmaConnection c) {
+        Publisher<Void> work;
+        try {
+            work = Objects.requireNonNull(handler.apply(c), "the handler returned null");
+        } catch (RuntimeException e) {
+            LOG.log(Level.WARNING, "the handler of " + this + " failed on " + c + "; closing it", e);
+            c.dispose();
+            return;
+        }
+        Disposable[] running = new Disposable[1];
+        running[0] = Flux.from(work).then()
+                .doFinally(s -> {
+                    c.dispose();  // the handler is done with it, however it ended
+                    if (running[0] != null) handling.remove(running[0]);
+                })
+                .subscribe(null, e -> LOG.log(Level.WARNING, "the handler of " + this + " failed on " + c + "; closing it", e));
+        if (!c.isDisposed() && !handling.add(running[0])) running[0].dispose();  // the server was disposed meanwhile
+    }
+
+    /** The address the server listens on. */
     public InetSocketAddress address() {
         return listener.address();
     }
 
-    /** Accepted connections, in order; one subscriber. Completes when the server is disposed. */
+    /**
+     * The next accepted connection, when subscribed and requested: each connection goes to one
+     * taker, the one that waited longest; a taker that cancels leaves it to the next. Fails with
+     * {@link ConnectionException.Closed} once the server is disposed and no accepted connection is
+     * left, and with {@link IllegalStateException} on a server whose connections go to a
+     * {@link RdmaServer#handle handler}. The taker owns the connection: close it.
+     */
+    public Mono<RdmaConnection> accept() {
+        if (handler != null) {
+            return Mono.error(new IllegalStateException(this + " hands its connections to the handle(...) function given before bind()"));
+        }
+        return accepted.receive();
+    }
+
+    /**
+     * Accepted connections, in order, one per demand ({@link #accept()} repeated): completes when
+     * the server is disposed. Subscribers may come and go, and several may take at once; a
+     * connection nobody takes waits for the next, and is closed when the server is disposed.
+     */
     public Flux<RdmaConnection> connections() {
-        return accepted.asFlux();
+        return Flux.defer(this::accept).repeat().onErrorComplete(ConnectionException.Closed.class::isInstance);
     }
 
     /**
@@ -57,8 +119,8 @@ public final class DisposableRdmaServer implements Disposable {
     }
 
     /**
-     * Stops listening at once ({@link #connections()} completes) and closes the connections it
-     * accepted, all concurrently. The returned {@code Mono} completes when they are closed and the
+     * Stops listening at once ({@link #connections()} completes, handlers are cancelled) and closes
+     * the connections it accepted, all concurrently. The returned {@code Mono} completes when they are closed and the
      * listening port is free (the same moment as {@link #onDispose()}); the stopping happens on
      * the first call, subscribed or not. Blocks no thread: use it where {@link #dispose()} would wait.
      */
@@ -66,12 +128,14 @@ public final class DisposableRdmaServer implements Disposable {
         boolean first;
         synchronized (this) {
             first = !disposed;
-            if (first) {
-                disposed = true;
-                accepted.tryEmitComplete();
-            }
+            disposed = true;
         }
-        if (first) listener.close().subscribe(null, closed::tryEmitError, closed::tryEmitEmpty);
+        if (first) {
+            accepted.close(() -> new ConnectionException.Closed(this + " is disposed: it accepts no more connections"));
+            accepted.takeUnread().forEach(RdmaConnection::dispose);
+            handling.dispose();
+            listener.close().subscribe(null, closed::tryEmitError, closed::tryEmitEmpty);
+        }
         return closed.asMono();
     }
 
@@ -82,6 +146,20 @@ public final class DisposableRdmaServer implements Disposable {
     @Override
     public void dispose() {
         Disposal.dispose(disposeLater(), this);
+    }
+
+    /** {@link #disposeNow(Duration)} waiting up to 30 s. */
+    public void disposeNow() {
+        disposeNow(Disposal.BLOCKING_DISPOSE_TIMEOUT);
+    }
+
+    /**
+     * {@link #disposeLater()} and waits for it, at most {@code timeout}: throws
+     * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
+     * thread that must not block, such as a loop.
+     */
+    public void disposeNow(Duration timeout) {
+        Disposal.disposeNow(disposeLater(), this, timeout);
     }
 
     /** Completes when the server is disposed and every connection it accepted is closed. */

@@ -2,6 +2,7 @@ package io.jrdma.reactive;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.core.SendQueue;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -11,10 +12,13 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.foreign.ValueLayout;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -44,7 +48,9 @@ import reactor.core.publisher.Mono;
  * not block in them ({@code block()} there fails at once); {@code publishOn} a scheduler for
  * blocking work.
  */
-public final class RdmaConnection {
+public final class RdmaConnection implements Disposable {
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive");
+
     private final ConnectionCore core;
     private final ConnectionConfig config;
 
@@ -170,13 +176,16 @@ public final class RdmaConnection {
     }
 
     /**
-     * Received messages, one per demand; ends with {@link ConnectionException.Closed} when the
-     * connection closes, after every message that arrived before the close. When the peer closes
-     * (it may SEND and disconnect at once), its last messages stay readable here and through
-     * {@link #receive()} until received or until {@link #close()}, which releases those left.
+     * Received messages, one per demand. After every message that arrived before the connection
+     * closed, completes when it closed in an orderly way (the peer disconnected, or it was closed
+     * here) and fails with {@link ConnectionException.Closed} carrying the cause when an error
+     * closed it ({@link ConnectionException.Closed#isOrderly()}). When the peer closes (it may SEND
+     * and disconnect at once), its last messages stay readable here and through {@link #receive()}
+     * until received or until {@link #close()}, which releases those left.
      */
     public Flux<ReceivedMessage> receives() {
-        return Flux.defer(this::receive).repeat();
+        return Flux.defer(this::receive).repeat()
+                .onErrorComplete(e -> e instanceof ConnectionException.Closed c && c.isOrderly());
     }
 
     /**
@@ -287,13 +296,62 @@ public final class RdmaConnection {
     }
 
     /**
-     * Closes: disconnects, flushes every outstanding WR (their {@code Mono}s fail with a flush
-     * error), waits for all completions, then frees native resources in reverse order. Received
-     * messages nobody took are released; also call it on a connection the peer closed whose
-     * last messages you will not read.
+     * Closes when subscribed, like every {@code Mono}: {@code conn.close();} alone does nothing;
+     * use {@link #dispose()} to close at once without waiting. Disconnects, flushes every
+     * outstanding WR (their {@code Mono}s fail with a flush error), waits for all completions,
+     * then frees native resources in reverse order; completes when that is done. Received messages
+     * nobody took are released; also call it on a connection the peer closed whose last messages
+     * you will not read.
      */
     public Mono<Void> close() {
         return core.close();
+    }
+
+    // ------------------------------------------------------------------------------ Reactor's lifecycle vocabulary
+
+    /** The longest {@link #disposeNow()} waits: the drain deadline of a closing connection, plus margin. */
+    public static final Duration DISPOSE_NOW_TIMEOUT = Duration.ofSeconds(15);
+
+    /**
+     * Starts closing now and returns without waiting ({@link #close()}, subscribed); idempotent.
+     * {@link #onDispose()} completes when it is done.
+     */
+    @Override
+    public void dispose() {
+        core.close().subscribe(null, e -> LOG.log(System.Logger.Level.WARNING, "closing " + this + " failed", e));
+    }
+
+    /** True once closing has begun, as {@link #isClosed()}. */
+    @Override
+    public boolean isDisposed() {
+        return core.isClosing();
+    }
+
+    /** {@link #disposeNow(Duration)} with {@link #DISPOSE_NOW_TIMEOUT}. */
+    public void disposeNow() {
+        disposeNow(DISPOSE_NOW_TIMEOUT);
+    }
+
+    /**
+     * Closes and waits until every native resource is freed, at most {@code timeout}: throws
+     * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
+     * thread that must not block, such as the connection's loop, where the closing starts anyway
+     * (use {@link #dispose()} and {@link #onDispose()} there).
+     */
+    public void disposeNow(Duration timeout) {
+        Disposal.disposeNow(core.close(), this, timeout);
+    }
+
+    /** Completes when the connection is fully closed, whoever closed it: {@link #onClose()}. */
+    public Mono<Void> onDispose() {
+        return core.onClose();
+    }
+
+    /** Disposes {@code resource} once this connection is fully closed (at once if it is); returns this connection. */
+    public RdmaConnection onDispose(Disposable resource) {
+        Objects.requireNonNull(resource, "resource");
+        core.onClose().subscribe(null, e -> resource.dispose(), resource::dispose);
+        return this;
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.function.Predicate;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 
 /**
@@ -24,12 +25,14 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private final int srqMaxDepth;
     private final long sharedExposedBytes;
     private final Function<ConnectRequest, AcceptDecision> rawAccept;
+    private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
 
     private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources,
                        Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes,
-                       Function<ConnectRequest, AcceptDecision> rawAccept) {
+                       Function<ConnectRequest, AcceptDecision> rawAccept, Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         super(host, port, transport, config, resources);
         this.rawAccept = rawAccept;
+        this.handler = handler;
         this.acceptFilter = acceptFilter;
         this.backlog = backlog;
         this.srqDepth = srqDepth;
@@ -40,18 +43,18 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private static final int DEFAULT_BACKLOG = 1024;
 
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null);
     }
 
     @Override
     RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /** Which peers to accept; the others are rejected with a reason (rdma_cm: in the reject's private data), which is also logged. */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
         return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
-                sharedExposedBytes, rawAccept);
+                sharedExposedBytes, rawAccept, handler);
     }
 
     /**
@@ -62,7 +65,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /** {@link #sharedReceiveQueue(int, int)} that may grow to four times {@code depth}. */
@@ -85,7 +88,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
         if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept);
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /**
@@ -99,7 +102,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
         // no region of each connection's own; the access travels in the configuration, where the QP's rights come from too
         RdmaServer s = exposeBuffer(0, first, rest);
-        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept);
+        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept, handler);
     }
 
     /**
@@ -112,13 +115,32 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer acceptRaw(Function<ConnectRequest, AcceptDecision> decide) {
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
-                Objects.requireNonNull(decide));
+                Objects.requireNonNull(decide), handler);
+    }
+
+    /**
+     * Hands every accepted connection to {@code handler}, the way Reactor Netty's
+     * {@code TcpServer.handle} does: it is called on the connection's loop thread (do not block
+     * there; {@code publishOn} a scheduler for blocking work) and returns the connection's work as
+     * a {@code Publisher<Void>}; when that completes, fails or is cancelled (the server disposed),
+     * the connection is disposed. A failure is logged. The bound server's
+     * {@link DisposableRdmaServer#accept()} and {@code connections()} are then not available.
+     *
+     * <pre>{@code
+     * RdmaServer.create().port(7471)
+     *     .handle(c -> c.receives().concatMap(m -> c.send(m.buffer(), 0, m.length()).doFinally(s -> m.release())).then())
+     *     .bind()
+     * }</pre>
+     */
+    public RdmaServer handle(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
+                rawAccept, Objects.requireNonNull(handler));
     }
 
     /** Starts listening when subscribed; emits once the server accepts connections. */
     public Mono<DisposableRdmaServer> bind() {
         return Mono.defer(() -> {
-            DisposableRdmaServer server = new DisposableRdmaServer();
+            DisposableRdmaServer server = new DisposableRdmaServer(handler);
             ServerSettings settings = new ServerSettings(config, new InetSocketAddress(host, port), backlog, acceptFilter, srqDepth,
                     srqMaxDepth, sharedExposedBytes, config.exposedAccess(), rawAccept, server::connected);
             return resources().core().listen(transport, settings).map(server::listening);

@@ -26,6 +26,12 @@ class ReadmeSnippetTest {
                 firstJavaBlockAfter("## Interoperating with C"));
     }
 
+    @Test
+    void theReadmesHandleExampleIsTheDeviceTestsMarkedLines() throws IOException {
+        assertEquals(linesBetween("        // README: handle", "        // README end", 8),
+                firstJavaBlockAfter("### Serving connections, and the lifecycle"));
+    }
+
     private static List<String> firstJavaBlockAfter(String heading) throws IOException {
         List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
         int open = indexFrom(readme, "```java", indexFrom(readme, heading, 0));

@@ -8,9 +8,6 @@ import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Everything one run of a mode holds open, released exactly once: when the mode returns, or by a
@@ -46,15 +43,14 @@ final class Session implements AutoCloseable {
      */
     int serve(String mode, RdmaServer config, Handler handler) throws InterruptedException {
         DisposableRdmaServer s = listening(mode, config.resources(resources).bind().block(options.timeout()));
-        // connections() allows one subscriber for the server's life: subscribe once, accept from the queue
-        BlockingQueue<RdmaConnection> accepted = new LinkedBlockingQueue<>();
-        s.connections().subscribe(accepted::add);
         int status = 0;
         do {
-            RdmaConnection c = null;
-            // no timeout: a server waits for its clients until it is stopped (Ctrl-C)
-            while (c == null && !s.isDisposed()) c = accepted.poll(200, TimeUnit.MILLISECONDS);
-            if (c == null) break;
+            RdmaConnection c;
+            try {
+                c = s.accept().block();  // no timeout: a server waits for its clients until it is stopped (Ctrl-C)
+            } catch (ConnectionException.Closed disposed) {
+                break;
+            }
             out.println("client connected: " + c);
             try {
                 handler.handle(c);

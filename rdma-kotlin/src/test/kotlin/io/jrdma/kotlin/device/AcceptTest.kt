@@ -1,6 +1,6 @@
 package io.jrdma.kotlin.device
 
-import io.jrdma.kotlin.accept
+import io.jrdma.kotlin.acceptAwait
 import io.jrdma.kotlin.bindAwait
 import io.jrdma.kotlin.connectAwait
 import io.jrdma.kotlin.connectionsFlow
@@ -24,9 +24,9 @@ class AcceptTest {
     fun `one server accepts client after client, through accept and connectionsFlow alike`() = runTest(timeout = 90.seconds) {
         LabPair.server().bindAwait().use { server ->
             for (i in 1..3) {
-                // the reactive connections() takes one subscriber for the server's life; these share it
+                // accept() and connections() take one connection each, whoever asks
                 val accepted = async(start = CoroutineStart.UNDISPATCHED) {
-                    if (i == 2) server.connectionsFlow().first() else server.accept()
+                    if (i == 2) server.connectionsFlow().first() else server.acceptAwait()
                 }
                 LabPair.client(server).connectAwait().use { client ->
                     accepted.await().use { c ->
@@ -36,7 +36,7 @@ class AcceptTest {
                 }
             }
             server.dispose()
-            assertThrows<ConnectionException.Closed> { server.accept() }
+            assertThrows<ConnectionException.Closed> { server.acceptAwait() }
         }
     }
 }

@@ -3,7 +3,7 @@ package io.jrdma.kotlin.device
 import io.jrdma.ffm.Access
 import io.jrdma.interop.CPeer
 import io.jrdma.interop.CPeerResult
-import io.jrdma.kotlin.accept
+import io.jrdma.kotlin.acceptAwait
 import io.jrdma.kotlin.bindAwait
 import io.jrdma.kotlin.closeAwait
 import io.jrdma.kotlin.connectAwait
@@ -69,7 +69,7 @@ class CInteropTest {
             }
             .bindAwait()
         try {
-            val accepted = async { server.accept() }
+            val accepted = async { server.acceptAwait() }
             val client = withContext(Dispatchers.IO) {
                 CPeer.compile("cm_imm_client").run(
                     wait, "-t", peerTimeout, "-b", LabPair.CLIENT_IP, LabPair.SERVER_IP,

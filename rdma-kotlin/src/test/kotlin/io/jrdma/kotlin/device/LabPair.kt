@@ -1,7 +1,7 @@
 package io.jrdma.kotlin.device
 
 import io.jrdma.ffm.Access
-import io.jrdma.kotlin.accept
+import io.jrdma.kotlin.acceptAwait
 import io.jrdma.kotlin.bindAwait
 import io.jrdma.kotlin.closeAwait
 import io.jrdma.kotlin.connectAwait
@@ -36,7 +36,7 @@ class LabPair(val server: DisposableRdmaServer, val client: RdmaConnection, val 
             configure: (RdmaClient) -> RdmaClient = { it },
         ): LabPair = coroutineScope {
             val server = server().transport(transport).bindAwait()
-            val accepted = async { server.accept() }
+            val accepted = async { server.acceptAwait() }
             val client = configure(client(server)).transport(transport).connectAwait()
             LabPair(server, client, accepted.await())
         }

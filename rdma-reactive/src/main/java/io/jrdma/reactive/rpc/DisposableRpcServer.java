@@ -1,6 +1,7 @@
 package io.jrdma.reactive.rpc;
 
 import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.internal.core.Disposal;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -8,14 +9,15 @@ import java.util.List;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /** A listening RPC server: its address, counters and lifecycle. */
 public final class DisposableRpcServer implements Disposable {
-    private static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(15);
-
     private final DisposableRdmaServer rdma;
     private final ServerCore core;
     private final Disposable accepting;
+    private final Sinks.Empty<Void> closed = Sinks.empty();
+    private boolean disposing;  // guarded by this
 
     DisposableRpcServer(DisposableRdmaServer rdma, ServerCore core) {
         this.rdma = rdma;
@@ -44,21 +46,63 @@ public final class DisposableRpcServer implements Disposable {
         return core.functions.names();
     }
 
-    /** Stops listening and closes every connection; calls running on them finish but cannot answer. */
-    @Override
-    public void dispose() {
-        if (rdma.isDisposed()) return;
-        accepting.dispose();
-        rdma.dispose();
-        Flux.fromIterable(List.copyOf(core.sessions)).flatMap(ServerSession::close).then().block(CLOSE_TIMEOUT);
+    /**
+     * Stops listening and closes every connection, concurrently; calls running on them finish but
+     * cannot answer. The stopping happens on the first call, subscribed or not; the returned
+     * {@code Mono} completes when every connection is closed (the same moment as
+     * {@link #onDispose()}). Blocks no thread.
+     */
+    public Mono<Void> disposeLater() {
+        boolean first;
+        synchronized (this) {
+            first = !disposing;
+            disposing = true;
+        }
+        if (first) {
+            accepting.dispose();
+            Mono<Void> sessions = Flux.fromIterable(List.copyOf(core.sessions)).flatMap(ServerSession::close).then();
+            Mono.when(rdma.disposeLater(), sessions).subscribe(null, closed::tryEmitError, closed::tryEmitEmpty);
+        }
+        return closed.asMono();
     }
 
+    /**
+     * {@link #disposeLater()}, waiting up to 30 s for the connections to close, except on a Reactor
+     * thread that must not block (a loop, {@code parallel}), where it returns without waiting.
+     */
+    @Override
+    public void dispose() {
+        Disposal.dispose(disposeLater(), this);
+    }
+
+    /** {@link #disposeNow(Duration)} waiting up to 30 s. */
+    public void disposeNow() {
+        disposeNow(Disposal.BLOCKING_DISPOSE_TIMEOUT);
+    }
+
+    /**
+     * {@link #disposeLater()} and waits for it, at most {@code timeout}: throws
+     * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
+     * thread that must not block, such as a loop.
+     */
+    public void disposeNow(Duration timeout) {
+        Disposal.disposeNow(disposeLater(), this, timeout);
+    }
+
+    /** Completes when the server is disposed and every connection it accepted is closed. */
     public Mono<Void> onDispose() {
-        return rdma.onDispose();
+        return closed.asMono();
     }
 
     @Override
     public boolean isDisposed() {
-        return rdma.isDisposed();
+        synchronized (this) {
+            return disposing;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DisposableRpcServer[" + rdma.address() + ", functions " + functions() + "]";
     }
 }

@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
@@ -120,7 +121,8 @@ public final class RpcClient {
     }
 
     private void start() {
-        connection.receives().subscribe(this::onMessage, this::closed, () -> closed(null));
+        // not receives(), which completes on an orderly close: pending calls are told why the connection closed
+        Flux.defer(connection::receive).repeat().subscribe(this::onMessage, this::closed, () -> closed(null));
     }
 
     private RpcClient opened(Hello h) {

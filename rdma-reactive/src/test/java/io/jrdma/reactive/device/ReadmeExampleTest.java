@@ -61,4 +61,27 @@ class ReadmeExampleTest {
             assertTrue(transcript.contains("memory holds 8 bytes: hello, C"), transcript);
         }
     }
+
+    /** The README's handle() example is the part between the README markers. */
+    @Test
+    void theReadmeHandleExampleEchoesWhatTheClientSends() {
+        // README: handle
+        DisposableRdmaServer server = RdmaServer.create().host("10.77.0.2").port(7473)
+                .handle(c -> c.receives()                                         // each connection, on its loop
+                        .concatMap(m -> c.send(m.buffer(), 0, m.length())         // echo from the receive buffer
+                                .doFinally(s -> m.release()))
+                        .then())                                                  // when it ends, the connection is disposed
+                .bind().block();
+        RdmaConnection conn = RdmaClient.create().host("10.77.0.2").port(7473).localAddress("10.77.0.1")
+                .connect().block();
+        String echoed = conn.send("ping").then(conn.receive()).map(m -> {
+            try (m) {
+                return m.text();
+            }
+        }).block();
+        assertEquals("ping", echoed);
+        conn.disposeNow();                                                        // the server's receives() completes
+        server.disposeNow();
+        // README end
+    }
 }

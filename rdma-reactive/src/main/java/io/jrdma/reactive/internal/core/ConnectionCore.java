@@ -93,7 +93,7 @@ public final class ConnectionCore implements Loop.Member {
     private final BufferPool receivePool;        // null with an SRQ
     private final ReceiveQueue receiveQueue;     // null with an SRQ
     private final SharedReceiver srq;            // null without
-    private final Inbox inbox = new Inbox();
+    private final Inbox<ReceivedMessage> inbox = new Inbox<>();
     private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
     private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
     private final Runnable messageReleased = this::messageReleased;  // one per connection: no allocation per message
@@ -254,9 +254,14 @@ public final class ConnectionCore implements Loop.Member {
         beginClose(cause);
     }
 
-    /** The setup path saw the peer go (DISCONNECTED, socket EOF). */
+    /** The setup path saw the peer go in an orderly way (DISCONNECTED, socket EOF). */
     public void peerClosed(String why) {
-        beginClose(new ConnectionException.Closed(description + ": " + why));
+        beginClose(new ConnectionException.Closed(description + ": " + why, true));
+    }
+
+    /** The setup path lost the peer to a failure (device removed, control connection reset). */
+    public void peerLost(String why) {
+        beginClose(new ConnectionException.Closed(description + ": " + why, false));
     }
 
     /** Runs {@code action} once the connection is destroyed (QP gone, memory released). */
@@ -426,7 +431,7 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void onAsyncEvent(AsyncEvent e) {
-        if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name()));
+        if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name(), false));
     }
 
     @Override

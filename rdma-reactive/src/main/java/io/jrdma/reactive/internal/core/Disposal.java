@@ -36,6 +36,23 @@ public final class Disposal {
         }
     }
 
+    /**
+     * The body of a {@code disposeNow(timeout)}: starts {@code later} and waits for it; throws
+     * {@link IllegalStateException} on a thread that must not block, or if it did not complete in time.
+     */
+    public static void disposeNow(Mono<Void> later, Object what, Duration timeout) {
+        if (Schedulers.isInNonBlockingThread()) {
+            later.subscribe(null, e -> failed(what, e));
+            throw new IllegalStateException("disposeNow() blocks, which " + Thread.currentThread().getName()
+                    + " must not: closing " + what + " goes on; use dispose() and continue with onDispose()");
+        }
+        try {
+            later.block(timeout);
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(what + " was not closed within " + timeout.toMillis() + " ms", e);
+        }
+    }
+
     private static void failed(Object what, Throwable e) {
         System.getLogger("io.jrdma.reactive").log(System.Logger.Level.WARNING, "disposing " + what + " failed", e);
     }

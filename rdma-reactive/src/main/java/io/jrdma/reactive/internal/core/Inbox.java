@@ -1,15 +1,15 @@
 package io.jrdma.reactive.internal.core;
 
 import io.jrdma.reactive.internal.HandOff;
-import io.jrdma.reactive.memory.ReceivedMessage;
 import java.util.ArrayDeque;
 import java.util.List;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
 /**
- * Where a connection's received messages wait for their receivers. A message is a receive slot
- * (its buffer is not posted again until it is released), so none may be lost:
+ * Where values that own something wait for their takers: a connection's received messages (each
+ * a receive slot, whose buffer is not posted again until it is released), a server's accepted
+ * connections (each a QP). None may be lost:
  * <ul>
  * <li>messages go to receivers in arrival order, each to the receiver that waited longest;</li>
  * <li>a receiver that cancels as a message is handed to it leaves the message at the head of
@@ -18,15 +18,17 @@ import reactor.core.publisher.Mono;
  *     the closure only when none is left; receivers waiting at the close fail at once;</li>
  * <li>the messages nobody took are handed back once ({@link #takeUnread()}) for release.</li>
  * </ul>
- * Thread-safe: messages arrive on the loop thread, receivers come and go on any.
+ * Thread-safe: messages arrive on one thread (a loop, a setup thread), receivers come and go on any.
+ *
+ * @param <T> what is handed out; the owner of the inbox disposes of what {@link #takeUnread()} returns
  */
-public final class Inbox {
-    private final ArrayDeque<ReceivedMessage> messages = new ArrayDeque<>();                  // guarded by this
-    private final ArrayDeque<HandOff.Waiter<ReceivedMessage>> receivers = new ArrayDeque<>();  // guarded by this
+public final class Inbox<T> {
+    private final ArrayDeque<T> messages = new ArrayDeque<>();                  // guarded by this
+    private final ArrayDeque<HandOff.Waiter<T>> receivers = new ArrayDeque<>();  // guarded by this
     private Supplier<? extends Throwable> closed;                                              // guarded by this
 
     /** The next message, when subscribed and requested. */
-    public Mono<ReceivedMessage> receive() {
+    public Mono<T> receive() {
         return HandOff.create(this::await, w -> {
             synchronized (this) {
                 receivers.remove(w);
@@ -34,8 +36,8 @@ public final class Inbox {
         });
     }
 
-    private void await(HandOff.Waiter<ReceivedMessage> w) {
-        ReceivedMessage m;
+    private void await(HandOff.Waiter<T> w) {
+        T m;
         Supplier<? extends Throwable> error;
         synchronized (this) {
             m = messages.poll();
@@ -50,14 +52,14 @@ public final class Inbox {
     }
 
     /** A message arrived: to the longest waiting receiver, or queued. */
-    public void deliver(ReceivedMessage m) {
+    public void deliver(T m) {
         deliver(m, false);
     }
 
     /** {@code first}: back at the head, it was taken from there. */
-    private void deliver(ReceivedMessage m, boolean first) {
+    private void deliver(T m, boolean first) {
         while (true) {
-            HandOff.Waiter<ReceivedMessage> r;
+            HandOff.Waiter<T> r;
             synchronized (this) {
                 r = receivers.poll();
                 if (r == null) {
@@ -72,7 +74,7 @@ public final class Inbox {
 
     /** Fails the waiting receivers with {@code error} and, from now on, every receiver that finds no message. */
     public void close(Supplier<? extends Throwable> error) {
-        List<HandOff.Waiter<ReceivedMessage>> waiting;
+        List<HandOff.Waiter<T>> waiting;
         synchronized (this) {
             if (closed != null) return;
             closed = error;
@@ -83,8 +85,8 @@ public final class Inbox {
     }
 
     /** The messages nobody took, removed: the caller releases them. */
-    public synchronized List<ReceivedMessage> takeUnread() {
-        List<ReceivedMessage> unread = List.copyOf(messages);
+    public synchronized List<T> takeUnread() {
+        List<T> unread = List.copyOf(messages);
         messages.clear();
         return unread;
     }

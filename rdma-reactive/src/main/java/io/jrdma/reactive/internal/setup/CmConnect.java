@@ -82,7 +82,8 @@ final class CmConnect implements CmEvents.Handler {
     public void onEvent(CmEvent e) {
         if (done) {
             if (core != null && (e.type() == CmEventType.DISCONNECTED || e.type() == CmEventType.DEVICE_REMOVAL)) {
-                core.peerClosed(e.type() == CmEventType.DISCONNECTED ? "the peer disconnected" : "the RDMA device was removed");
+                if (e.type() == CmEventType.DISCONNECTED) core.peerClosed("the peer disconnected");
+                else core.peerLost("the RDMA device was removed");
             }
             return;
         }

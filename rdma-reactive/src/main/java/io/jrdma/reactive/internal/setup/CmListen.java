@@ -171,7 +171,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                     handOut(core);
                 }
                 case DISCONNECTED -> core.peerClosed("the peer disconnected");
-                case DEVICE_REMOVAL -> core.peerClosed("the RDMA device was removed");
+                case DEVICE_REMOVAL -> core.peerLost("the RDMA device was removed");
                 case CONNECT_ERROR, UNREACHABLE, REJECTED -> core.abort(new ConnectionException("accepting failed: " + e));
                 default -> { }
             }

@@ -254,7 +254,7 @@ final class TcpHandshake implements TcpEvents.Handler {
             if (channel.read(scratch) >= 0) return;  // stray bytes are ignored
             core.peerClosed("the peer closed its TCP control connection");
         } catch (IOException e) {
-            core.peerClosed("TCP control connection failed: " + e.getMessage());
+            core.peerLost("TCP control connection failed: " + e.getMessage());
         }
         phase = Phase.DONE;
         close(channel);
@@ -276,7 +276,7 @@ final class TcpHandshake implements TcpEvents.Handler {
 
     private void fail(Throwable t) {
         if (phase == Phase.LIVE || phase == Phase.DONE) {
-            if (core != null && phase == Phase.LIVE) core.peerClosed("TCP control connection failed: " + t.getMessage());
+            if (core != null && phase == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
             phase = Phase.DONE;
             close(channel);
             return;

@@ -22,7 +22,7 @@ class InboxTest {
 
     private final Arena arena = Arena.ofShared();
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 1, 2, 64, 4, () -> { });
-    private final Inbox inbox = new Inbox();
+    private final Inbox<ReceivedMessage> inbox = new Inbox<>();
 
     @AfterEach
     void tearDown() {
