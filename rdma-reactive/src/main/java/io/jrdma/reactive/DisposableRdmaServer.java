@@ -25,7 +25,7 @@ import reactor.core.publisher.Sinks;
  * give the server a per-connection function before binding ({@link RdmaServer#handle}).
  */
 public final class DisposableRdmaServer implements Disposable {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive");
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
 
     private final Inbox<RdmaConnection> accepted = new Inbox<>();
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;  // null: taken by accept()

@@ -49,7 +49,7 @@ import reactor.core.publisher.Mono;
  * blocking work.
  */
 public final class RdmaConnection implements Disposable {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive");
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
 
     private final ConnectionCore core;
     private final ConnectionConfig config;

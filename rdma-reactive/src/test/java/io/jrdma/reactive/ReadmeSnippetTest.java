@@ -32,6 +32,13 @@ class ReadmeSnippetTest {
                 firstJavaBlockAfter("### Serving connections, and the lifecycle"));
     }
 
+    @Test
+    void theReadmesTestKitExampleIsTheKitsOwnDeviceTest() throws IOException {
+        Path kitTest = Path.of("..", "rdma-test", "src", "test", "java", "io", "jrdma", "test", "device", "TestKitTest.java");
+        assertEquals(linesBetween(kitTest, "    // README: test kit", "    // README end", 0),
+                firstJavaBlockAfter("### Testing your RDMA code: the test kit"));
+    }
+
     private static List<String> firstJavaBlockAfter(String heading) throws IOException {
         List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
         int open = indexFrom(readme, "```java", indexFrom(readme, heading, 0));
@@ -40,7 +47,11 @@ class ReadmeSnippetTest {
 
     /** The lines of ReadmeExampleTest strictly between two marker lines, {@code indent} spaces taken off. */
     private static List<String> linesBetween(String begin, String end, int indent) throws IOException {
-        List<String> test = Files.readAllLines(EXAMPLES);
+        return linesBetween(EXAMPLES, begin, end, indent);
+    }
+
+    private static List<String> linesBetween(Path file, String begin, String end, int indent) throws IOException {
+        List<String> test = Files.readAllLines(file);
         int from = indexFrom(test, begin, 0);
         String margin = " ".repeat(indent);
         return test.subList(from + 1, indexFrom(test, end, from + 1)).stream()

@@ -1,0 +1,156 @@
+package io.jrdma.test;
+
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaResources;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.MemoryDomain;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.locks.LockSupport;
+import reactor.core.publisher.Mono;
+
+/**
+ * One test's RDMA environment: the server's and the client's address and device, its own
+ * {@link RdmaResources}, and everything the test made through it, which is closed and checked for
+ * leaks after the test. Injected by {@link RdmaTest}; not thread-safe (call it from the test).
+ */
+public final class RdmaLab {
+    /** How long set-up and teardown may take (each connect, each close) before the test fails. */
+    public static final Duration TIMEOUT = Duration.ofSeconds(20);
+
+    private final Endpoints endpoints;
+    private final RdmaResources resources;
+    private final List<RdmaPair> pairs = new ArrayList<>();
+    private final List<BufferPool> pools = new ArrayList<>();
+
+    RdmaLab(Endpoints endpoints, String name) {
+        this.endpoints = endpoints;
+        this.resources = RdmaResources.create("rdma-test-" + name, 1);
+    }
+
+    /** The IPv4 address the test's servers listen on. */
+    public String serverAddress() {
+        return endpoints.server().address();
+    }
+
+    /** The IPv4 address the test's clients connect from. */
+    public String clientAddress() {
+        return endpoints.client().address();
+    }
+
+    /** The RDMA device of {@link #serverAddress()}, e.g. {@code rxe1}. */
+    public String serverDevice() {
+        return endpoints.server().device();
+    }
+
+    /** The RDMA device of {@link #clientAddress()}, e.g. {@code rxe0}. */
+    public String clientDevice() {
+        return endpoints.client().device();
+    }
+
+    /** This test's resources (one loop): every pair and pool of the lab uses them; disposed after the test. */
+    public RdmaResources resources() {
+        return resources;
+    }
+
+    /**
+     * A pair whose server and client each expose 64 KiB for remote READ, WRITE and atomics (so
+     * {@code client().remoteBuffer()} is the server's memory and the other way round), over rdma_cm.
+     */
+    public RdmaPair pair() {
+        return pair(RdmaServer.create().exposeBuffer(1 << 16, Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC),
+                RdmaClient.create().exposeBuffer(1 << 16, Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC));
+    }
+
+    /**
+     * A pair from the test's own settings: {@code server} is bound to {@link #serverAddress()} on
+     * a free port and {@code client} connected to it from {@link #clientAddress()}, both with
+     * this lab's resources (their host, port, local address and resources are overridden; the
+     * transport, queue depths, exposed memory and the rest are kept).
+     */
+    public RdmaPair pair(RdmaServer server, RdmaClient client) {
+        DisposableRdmaServer bound = server.host(serverAddress()).port(0).resources(resources).bind().block(TIMEOUT);
+        if (bound == null) throw new IllegalStateException("the server did not bind within " + TIMEOUT);
+        try {
+            Mono<RdmaConnection> accepted = bound.accept().cache();
+            accepted.subscribe(c -> { }, e -> { });
+            RdmaConnection c = client.host(serverAddress()).port(bound.address().getPort()).localAddress(clientAddress())
+                    .resources(resources).connect().block(TIMEOUT);
+            RdmaPair pair = new RdmaPair(bound, c, accepted.block(TIMEOUT));
+            pairs.add(pair);
+            return pair;
+        } catch (RuntimeException e) {
+            bound.disposeNow(TIMEOUT);
+            throw e;
+        }
+    }
+
+    /** {@link #pool(String, int, int, Access, Access...)} on the client's device. */
+    public BufferPool pool(int bufferSize, int count, Access first, Access... rest) {
+        return pool(clientDevice(), bufferSize, count, first, rest);
+    }
+
+    /** Registers a pool on {@code device}'s domain of this lab's resources; closed after the test, when every buffer must be back. */
+    public BufferPool pool(String device, int bufferSize, int count, Access first, Access... rest) {
+        BufferPool pool = resources.domain(device).createPool(bufferSize, count, first, rest);
+        pools.add(pool);
+        return pool;
+    }
+
+    /**
+     * After the test: closes every pair and pool, then checks that nothing is left: no
+     * connection open and no memory registered. Returns what leaked, or an empty list.
+     */
+    List<String> closeAndCheck() {
+        List<String> leaks = new ArrayList<>();
+        for (BufferPool pool : pools) {
+            int out = pool.capacity() - pool.available();
+            if (out > 0) leaks.add(pool + ": " + out + " of " + pool.capacity() + " buffers were not released");
+        }
+        for (RdmaPair p : pairs) {
+            p.client().dispose();
+            p.accepted().dispose();
+        }
+        for (RdmaPair p : pairs) {
+            p.client().onDispose().block(TIMEOUT);
+            p.accepted().onDispose().block(TIMEOUT);
+            p.server().disposeNow(TIMEOUT);
+        }
+        pools.forEach(BufferPool::close);
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (true) {
+            int open = resources.openConnections();
+            long registered = registeredBytes();
+            if (open == 0 && registered == 0) break;
+            if (System.nanoTime() - deadline > 0) {
+                if (open > 0) leaks.add(open + " connection(s) still open (close or dispose() every connection the test made)");
+                if (registered > 0) {
+                    leaks.add(registered + " bytes still registered (a buffer, a pool or a received message was not released)");
+                }
+                break;
+            }
+            LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
+        }
+        resources.dispose();
+        return leaks;
+    }
+
+    private long registeredBytes() {
+        long sum = 0;
+        for (String device : List.of(serverDevice(), clientDevice()).stream().distinct().toList()) {
+            MemoryDomain d = resources.domain(device);
+            sum += d.registeredBytes();
+        }
+        return sum;
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaLab[server " + endpoints.server() + ", client " + endpoints.client() + "]";
+    }
+}
