@@ -25,7 +25,8 @@ public final class RdmaLab {
 
     private final Endpoints endpoints;
     private final RdmaResources resources;
-    private final List<RdmaPair> pairs = new ArrayList<>();
+    private final List<DisposableRdmaServer> servers = new ArrayList<>();
+    private final List<RdmaConnection> connections = new ArrayList<>();
     private final List<BufferPool> pools = new ArrayList<>();
 
     RdmaLab(Endpoints endpoints, String name) {
@@ -71,23 +72,35 @@ public final class RdmaLab {
      * A pair from the test's own settings: {@code server} is bound to {@link #serverAddress()} on
      * a free port and {@code client} connected to it from {@link #clientAddress()}, both with
      * this lab's resources (their host, port, local address and resources are overridden; the
-     * transport, queue depths, exposed memory and the rest are kept).
+     * transport, queue depths, exposed memory and the rest are kept). For a server with a
+     * {@code handle} function, use {@link #server} and {@link #connect} instead.
      */
     public RdmaPair pair(RdmaServer server, RdmaClient client) {
+        DisposableRdmaServer bound = server(server);
+        Mono<RdmaConnection> accepted = bound.accept().cache();
+        accepted.subscribe(c -> { }, e -> { });
+        RdmaConnection c = connect(bound, client);
+        RdmaConnection a = accepted.block(TIMEOUT);
+        if (a == null) throw new IllegalStateException(bound + " accepted nothing within " + TIMEOUT);
+        connections.add(a);
+        return new RdmaPair(bound, c, a);
+    }
+
+    /** Binds {@code server} to {@link #serverAddress()} on a free port with this lab's resources; disposed after the test. */
+    public DisposableRdmaServer server(RdmaServer server) {
         DisposableRdmaServer bound = server.host(serverAddress()).port(0).resources(resources).bind().block(TIMEOUT);
         if (bound == null) throw new IllegalStateException("the server did not bind within " + TIMEOUT);
-        try {
-            Mono<RdmaConnection> accepted = bound.accept().cache();
-            accepted.subscribe(c -> { }, e -> { });
-            RdmaConnection c = client.host(serverAddress()).port(bound.address().getPort()).localAddress(clientAddress())
-                    .resources(resources).connect().block(TIMEOUT);
-            RdmaPair pair = new RdmaPair(bound, c, accepted.block(TIMEOUT));
-            pairs.add(pair);
-            return pair;
-        } catch (RuntimeException e) {
-            bound.disposeNow(TIMEOUT);
-            throw e;
-        }
+        servers.add(bound);
+        return bound;
+    }
+
+    /** Connects {@code client} to {@code server} from {@link #clientAddress()} with this lab's resources; closed after the test. */
+    public RdmaConnection connect(DisposableRdmaServer server, RdmaClient client) {
+        RdmaConnection c = client.host(serverAddress()).port(server.address().getPort()).localAddress(clientAddress())
+                .resources(resources).connect().block(TIMEOUT);
+        if (c == null) throw new IllegalStateException("no connection to " + server + " within " + TIMEOUT);
+        connections.add(c);
+        return c;
     }
 
     /** {@link #pool(String, int, int, Access, Access...)} on the client's device. */
@@ -103,7 +116,7 @@ public final class RdmaLab {
     }
 
     /**
-     * After the test: closes every pair and pool, then checks that nothing is left: no
+     * After the test: closes every connection, server and pool, then checks that nothing is left: no
      * connection open and no memory registered. Returns what leaked, or an empty list.
      */
     List<String> closeAndCheck() {
@@ -112,15 +125,9 @@ public final class RdmaLab {
             int out = pool.capacity() - pool.available();
             if (out > 0) leaks.add(pool + ": " + out + " of " + pool.capacity() + " buffers were not released");
         }
-        for (RdmaPair p : pairs) {
-            p.client().dispose();
-            p.accepted().dispose();
-        }
-        for (RdmaPair p : pairs) {
-            p.client().onDispose().block(TIMEOUT);
-            p.accepted().onDispose().block(TIMEOUT);
-            p.server().disposeNow(TIMEOUT);
-        }
+        connections.forEach(RdmaConnection::dispose);
+        for (RdmaConnection c : connections) c.onDispose().block(TIMEOUT);
+        for (DisposableRdmaServer server : servers) server.disposeNow(TIMEOUT);
         pools.forEach(BufferPool::close);
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (true) {
