@@ -21,6 +21,10 @@ public final class QpAttributes {
     private int sgidIndex, hopLimit, trafficClass, flowLabel, dlid, serviceLevel, ahPort;
     private boolean global;
 
+    /** No attribute selected yet: each setter adds its field to what {@link QueuePair#modify} applies. */
+    public QpAttributes() {
+    }
+
     /**
      * The state to move to ({@code qp_state}).
      *
