@@ -38,20 +38,40 @@ public record AsyncEvent(int type, String name, long elementAddress, int portNum
         }
     }
 
+    /**
+     * Whether this event names {@code qp} (a QP error or fatal event, path migration, last WQE reached, ...).
+     *
+     * @param qp a queue pair of the context the event came from
+     * @return true when the event's element is that QP's handle
+     */
     public boolean concerns(QueuePair qp) {
         return elementAddress == qp.handle().address();
     }
 
+    /**
+     * Whether this event names {@code srq} (limit reached, or an SRQ error).
+     *
+     * @param srq a shared receive queue of the context the event came from
+     * @return true when the event's element is that SRQ's handle
+     */
     public boolean concerns(SharedReceiveQueue srq) {
         return elementAddress == srq.handle().address();
     }
 
-    /** {@code IBV_EVENT_SRQ_LIMIT_REACHED}: fewer WRs than the armed limit are posted (the limit is disarmed). */
+    /**
+     * {@code IBV_EVENT_SRQ_LIMIT_REACHED}: fewer WRs than the armed limit are posted (the limit is disarmed).
+     *
+     * @return whether this event is the SRQ limit event
+     */
     public boolean isSrqLimitReached() {
         return type == IBV_EVENT_SRQ_LIMIT_REACHED;
     }
 
-    /** An event after which the QP or CQ it names can no longer be used (fatal, access error, path failure). */
+    /**
+     * An event after which the QP or CQ it names can no longer be used (fatal, access error, path failure).
+     *
+     * @return true for QP fatal, QP request and access errors, CQ and SRQ errors, and device fatal
+     */
     public boolean isFatal() {
         return type == IBV_EVENT_QP_FATAL || type == IBV_EVENT_QP_REQ_ERR || type == IBV_EVENT_QP_ACCESS_ERR
                 || type == IBV_EVENT_CQ_ERR || type == IBV_EVENT_SRQ_ERR || type == IBV_EVENT_DEVICE_FATAL;

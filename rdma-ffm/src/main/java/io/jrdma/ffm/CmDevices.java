@@ -32,7 +32,9 @@ public final class CmDevices implements AutoCloseable {
     /**
      * Opens (or references) every RDMA device through librdmacm.
      *
+     * @return the device list; the caller owns it and closes it after everything created from its contexts
      * @throws NoRdmaDeviceException when there is none
+     * @throws RdmaLibraryUnavailableException when librdmacm is not installed
      */
     public static CmDevices open() {
         Native.Lib.RDMACM.lookup();
@@ -61,17 +63,31 @@ public final class CmDevices implements AutoCloseable {
         }
     }
 
-    /** One context per device, in librdmacm's order. */
+    /**
+     * One context per device, in librdmacm's order.
+     *
+     * @return the contexts, unmodifiable; borrowed, valid until {@link #close()}
+     */
     public List<Context> contexts() {
         return contexts;
     }
 
-    /** The context of the device called {@code name}. */
+    /**
+     * The context of the device called {@code name}.
+     *
+     * @param name the kernel device name, e.g. {@code rxe0} or {@code mlx5_0}
+     * @return the context, or empty when no device has that name
+     */
     public Optional<Context> byName(String name) {
         return contexts.stream().filter(c -> c.deviceName().equals(name)).findFirst();
     }
 
-    /** The context behind {@code handle} (a {@code struct ibv_context *}, such as a {@link CmId}'s). */
+    /**
+     * The context behind {@code handle} (a {@code struct ibv_context *}, such as a {@link CmId}'s).
+     *
+     * @param handle the native context; only its address is compared
+     * @return the context at that address, or empty when it is none of this list's
+     */
     public Optional<Context> byHandle(MemorySegment handle) {
         return contexts.stream().filter(c -> c.handle().address() == handle.address()).findFirst();
     }

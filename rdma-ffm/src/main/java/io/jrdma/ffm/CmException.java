@@ -5,10 +5,21 @@ package io.jrdma.ffm;
  * event other than the one awaited.
  */
 public class CmException extends RdmaException {
+    /** The event that ended the wait. */
     private final CmEventType event;
+    /** The event's status. */
     private final int status;
+    /** Private data that came with the event; empty when none. */
     private final byte[] privateData;
 
+    /**
+     * A failure event, or an event other than the one awaited.
+     *
+     * @param message     what failed and what was awaited
+     * @param event       the event that arrived
+     * @param status      the event's status: a negative errno, or for REJECTED the CM reject reason
+     * @param privateData private data that came with the event, or null for none; copied
+     */
     public CmException(String message, CmEventType event, int status, byte[] privateData) {
         super(message);
         this.event = event;
@@ -16,21 +27,31 @@ public class CmException extends RdmaException {
         this.privateData = privateData == null ? new byte[0] : privateData.clone();
     }
 
+    /** {@return the event that arrived: a failure, or not the awaited one} */
     public CmEventType event() {
         return event;
     }
 
-    /** The event's status: a negative errno, or for REJECTED the InfiniBand CM reject reason. */
+    /** {@return the event's status: a negative errno, or for REJECTED the InfiniBand CM reject reason} */
     public int status() {
         return status;
     }
 
-    /** Private data that came with the event, e.g. the reason a server put into its reject. */
+    /**
+     * {@return a copy of the private data that came with the event, e.g. the reason a server put
+     * into its reject; empty when none}
+     */
     public byte[] privateData() {
         return privateData.clone();
     }
 
-    /** The typed failure an unexpected event {@code e} means to someone awaiting {@code awaited}. */
+    /**
+     * The typed failure an unexpected event {@code e} means to someone awaiting {@code awaited}.
+     *
+     * @param e       the event that arrived instead
+     * @param awaited what the caller waited for, for the message (e.g. {@code "ESTABLISHED"})
+     * @return the exception, with a message that explains the event (reject reason, errno text)
+     */
     public static CmException of(CmEvent e, String awaited) {
         String why = switch (e.type()) {
             case REJECTED -> e.status() == 8

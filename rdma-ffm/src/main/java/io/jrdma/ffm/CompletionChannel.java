@@ -42,6 +42,7 @@ public final class CompletionChannel extends NativeResource {
         return channel;
     }
 
+    /** {@return the channel's descriptor, readable while an event is pending (for a {@link PollSet}); the channel owns it} */
     public int fd() {
         return fd;
     }
@@ -60,6 +61,10 @@ public final class CompletionChannel extends NativeResource {
      * Waits for the next completion event and returns the CQ it belongs to, or empty after the
      * timeout. The CQ must be re-armed with {@link CompletionQueue#requestNotification} and then
      * polled empty, or completions that raced the re-arm are missed.
+     *
+     * @param timeout how long to wait at most (also while another thread reads the channel)
+     * @return the CQ that raised the event, or empty when the timeout passed
+     * @throws IllegalStateException when the channel is closed, or closed during the wait
      */
     public Optional<CompletionQueue> awaitEvent(Duration timeout) {
         return await(timeout, null);
@@ -71,6 +76,11 @@ public final class CompletionChannel extends NativeResource {
      * signal is then cleared, so the next wait sleeps again), the CQ when a completion event
      * arrived. When both happened the event wins and the signal stays pending for the next wait.
      * Allocates nothing.
+     *
+     * @param timeout how long to wait at most
+     * @param wakeup  the wakeup that cuts the wait short; must be open
+     * @return the CQ that raised the event, or empty when the timeout passed or the wakeup was signalled
+     * @throws IllegalStateException when the channel or the wakeup is closed, or the channel is closed during the wait
      */
     public Optional<CompletionQueue> awaitEvent(Duration timeout, Wakeup wakeup) {
         return await(timeout, Objects.requireNonNull(wakeup, "wakeup"));
@@ -106,6 +116,7 @@ public final class CompletionChannel extends NativeResource {
      * (a {@link PollSet}) that this channel is readable and is its only reader: returns the CQ the
      * event belongs to, to be re-armed and polled like after {@link #awaitEvent}. Allocates nothing.
      *
+     * @return the CQ that raised the event
      * @throws IllegalStateException when another thread is reading the channel, or it is closed
      */
     public CompletionQueue takeEvent() {

@@ -37,25 +37,43 @@ public final class CompletionQueue extends NativeResource {
         if (channel != null) channel.attach(this);
     }
 
+    /** {@return the {@code struct ibv_cq *}; this object owns it} */
     public MemorySegment handle() {
         return cq;
     }
 
+    /** {@return the device context the CQ was created on} */
     public Context context() {
         return context;
     }
 
-    /** The number of entries the provider actually allocated (at least what was asked for). */
+    /** {@return the number of entries the provider actually allocated (at least what was asked for)} */
     public int capacity() {
         return (int) ibv_cq_cqe.get(cq);
     }
 
-    /** Polls up to {@code wcs.capacity()} completions into {@code wcs}; returns how many. */
+    /**
+     * Polls up to {@code wcs.capacity()} completions into {@code wcs}; returns how many.
+     *
+     * @param wcs where the completions go, from entry 0; its owner thread polls
+     * @return how many entries were filled, 0 when the CQ is empty
+     * @throws IllegalStateException when the CQ is closed
+     * @throws VerbsException when ibv_poll_cq fails
+     */
     public int poll(WorkCompletions wcs) {
         return poll(wcs, wcs.capacity());
     }
 
-    /** Polls at most {@code max} completions: demand-bounded pollers never take more than asked. */
+    /**
+     * Polls at most {@code max} completions: demand-bounded pollers never take more than asked.
+     *
+     * @param wcs where the completions go, from entry 0
+     * @param max the most to take, at most {@code wcs.capacity()}
+     * @return how many entries were filled, 0 when the CQ is empty
+     * @throws IllegalArgumentException when {@code max} exceeds the capacity of {@code wcs}
+     * @throws IllegalStateException when the CQ is closed
+     * @throws VerbsException when ibv_poll_cq fails
+     */
     public int poll(WorkCompletions wcs, int max) {
         if (max > wcs.capacity()) throw new IllegalArgumentException("max " + max + " exceeds capacity " + wcs.capacity());
         checkOpen();
@@ -68,7 +86,15 @@ public final class CompletionQueue extends NativeResource {
         }
     }
 
-    /** Arms the CQ: the next completion (or next solicited one) raises an event on the channel. */
+    /**
+     * Arms the CQ: the next completion (or next solicited one) raises an event on the channel.
+     * One event per arm: re-arm after each.
+     *
+     * @param solicitedOnly true to raise the event only for a solicited completion (a receive of a
+     *                      {@link SendFlags#SOLICITED} send) or an error
+     * @throws IllegalStateException when the CQ is closed or was created without a completion channel
+     * @throws VerbsException when ibv_req_notify_cq fails
+     */
     public void requestNotification(boolean solicitedOnly) {
         checkOpen();
         if (channel == null) throw new IllegalStateException(this + " has no completion channel to notify");
@@ -80,7 +106,13 @@ public final class CompletionQueue extends NativeResource {
         }
     }
 
-    /** Resizes the CQ; returns the new capacity. */
+    /**
+     * Resizes the CQ; returns the new capacity.
+     *
+     * @param minEntries the entries it must hold at least; no fewer than the completions it holds now
+     * @return the capacity the provider granted
+     * @throws VerbsException when the provider cannot resize (some do not support it)
+     */
     public int resize(int minEntries) {
         checkOpen();
         try {

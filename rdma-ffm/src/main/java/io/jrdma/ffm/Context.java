@@ -34,18 +34,31 @@ public final class Context extends NativeResource {
         this.deviceName = device.getString(ibv_device_name);
     }
 
+    /** {@return the {@code struct ibv_context *}; owned by this object, or by rdma_cm when borrowed} */
     public MemorySegment handle() {
         return ctx;
     }
 
+    /** {@return the kernel device name, e.g. {@code rxe0} or {@code mlx5_0}} */
     public String deviceName() {
         return deviceName;
     }
 
+    /**
+     * {@return how many completion vectors (interrupt vectors) the device has: a CQ's
+     * {@code completionVector} is one of 0 to this minus 1}
+     */
     public int numCompletionVectors() {
         return (int) ibv_context_num_comp_vectors.get(ctx);
     }
 
+    /**
+     * The device's limits and capabilities ({@code ibv_query_device}).
+     *
+     * @return the attributes, copied out
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when the query fails
+     */
     public DeviceAttributes queryDevice() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
@@ -62,6 +75,11 @@ public final class Context extends NativeResource {
      * {@code ibv_query_port} as the header's inline does it: through
      * {@code verbs_context.query_port} with the full struct size, falling back to the exported
      * compat symbol only for providers without an extended context.
+     *
+     * @param port the port number, from 1
+     * @return the port's attributes, copied out
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when the query fails, e.g. EINVAL for a port the device does not have
      */
     public PortAttributes queryPort(int port) {
         checkOpen();
@@ -89,7 +107,15 @@ public final class Context extends NativeResource {
         return fn.equals(MemorySegment.NULL) ? null : fn;
     }
 
-    /** One GID table entry, or empty when the slot is unused. */
+    /**
+     * One GID table entry, or empty when the slot is unused.
+     *
+     * @param port  the port number, from 1
+     * @param index the table index, from 0 to the port's {@link PortAttributes#gidTableLength()} minus 1
+     * @return the entry, or empty when the slot is unused
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when the query fails
+     */
     public Optional<Gid> queryGid(int port, int index) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
@@ -105,7 +131,12 @@ public final class Context extends NativeResource {
         }
     }
 
-    /** The valid entries of a port's GID table. */
+    /**
+     * The valid entries of a port's GID table.
+     *
+     * @param port the port number, from 1
+     * @return the used entries, by index
+     */
     public List<Gid> gids(int port) {
         int n = queryPort(port).gidTableLength();
         List<Gid> gids = new ArrayList<>();
@@ -116,6 +147,11 @@ public final class Context extends NativeResource {
     /**
      * The RoCE v2 GID of an IP address on this port: what {@code sgid_index} must be for a QP
      * that talks from that address. Fails naming the GIDs that exist.
+     *
+     * @param port    the port number, from 1
+     * @param address a local IP address configured on the device's network interface
+     * @return the RoCE v2 entry of that address
+     * @throws RdmaException when the port has no RoCE v2 GID for the address
      */
     public Gid roceV2Gid(int port, InetAddress address) {
         List<Gid> all = gids(port);
@@ -126,6 +162,13 @@ public final class Context extends NativeResource {
                 + " (is the address configured on the device's net interface?); GIDs: " + all);
     }
 
+    /**
+     * Allocates a protection domain ({@code ibv_alloc_pd}).
+     *
+     * @return the domain; the caller owns it and closes it before this context
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when ibv_alloc_pd fails
+     */
     public ProtectionDomain allocateProtectionDomain() {
         checkOpen();
         try {
@@ -138,6 +181,14 @@ public final class Context extends NativeResource {
         }
     }
 
+    /**
+     * Creates a completion channel ({@code ibv_create_comp_channel}) that armed CQs of this
+     * context signal on.
+     *
+     * @return the channel; the caller owns it and closes it after its CQs, before this context
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when the channel (or its close eventfd) cannot be created
+     */
     public CompletionChannel createCompletionChannel() {
         checkOpen();
         ChannelGate gate = new ChannelGate();  // first: its eventfd can fail without a channel to undo
@@ -152,7 +203,14 @@ public final class Context extends NativeResource {
         }
     }
 
-    /** A CQ of at least {@code minEntries} entries without a completion channel (busy polling). */
+    /**
+     * A CQ of at least {@code minEntries} entries without a completion channel (busy polling).
+     *
+     * @param minEntries the completions it must hold at least, from 1
+     * @return the CQ; the caller owns it and closes it after the QPs that use it, before this context
+     * @throws IllegalArgumentException when {@code minEntries} is below 1
+     * @throws VerbsException when ibv_create_cq fails, e.g. above the device's max_cqe
+     */
     public CompletionQueue createCompletionQueue(int minEntries) {
         return createCompletionQueue(minEntries, null, 0);
     }
@@ -160,6 +218,14 @@ public final class Context extends NativeResource {
     /**
      * A CQ of at least {@code minEntries} entries; with a channel, {@link CompletionQueue#requestNotification}
      * arms it to deliver an event there.
+     *
+     * @param minEntries       the completions it must hold at least, from 1
+     * @param channel          where its events go, or null for none
+     * @param completionVector the interrupt vector to signal on, 0 to {@link #numCompletionVectors()} minus 1
+     * @return the CQ; the caller owns it and closes it after the QPs that use it, before its channel and this context
+     * @throws IllegalArgumentException when {@code minEntries} is below 1
+     * @throws IllegalStateException when the context or the channel is closed
+     * @throws VerbsException when ibv_create_cq fails
      */
     public CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel, int completionVector) {
         checkOpen();
@@ -180,6 +246,9 @@ public final class Context extends NativeResource {
      * The descriptor that turns readable when an asynchronous event is pending: for a thread that
      * waits on many descriptors ({@link PollSet}) and then takes the event with
      * {@code nextAsyncEvent(Duration.ZERO)}.
+     *
+     * @return the descriptor; the context owns it
+     * @throws IllegalStateException when the context is closed
      */
     public int asyncEventFd() {
         checkOpen();
@@ -189,6 +258,11 @@ public final class Context extends NativeResource {
     /**
      * The next asynchronous event (QP fatal, port change, SRQ limit, ...), acknowledged before
      * it is returned, or empty after the timeout.
+     *
+     * @param timeout how long to wait at most
+     * @return the event, or empty when none came in time
+     * @throws IllegalStateException when the context is closed
+     * @throws VerbsException when ibv_get_async_event fails
      */
     public Optional<AsyncEvent> nextAsyncEvent(Duration timeout) {
         checkOpen();

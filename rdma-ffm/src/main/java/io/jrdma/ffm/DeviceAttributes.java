@@ -4,7 +4,38 @@ import static io.jrdma.ffm.abi.Verbs.*;
 
 import java.lang.foreign.MemorySegment;
 
-/** {@code struct ibv_device_attr}: the limits and capabilities of a device. */
+/**
+ * {@code struct ibv_device_attr}: the limits and capabilities of a device.
+ *
+ * @param firmwareVersion firmware version string
+ * @param nodeGuid        node GUID, as a number (the field is big-endian)
+ * @param sysImageGuid    system image GUID, as a number
+ * @param maxMrSize       largest memory region that can be registered, in bytes
+ * @param pageSizeCap     supported memory page sizes, as a bit mask of sizes
+ * @param vendorId        IEEE vendor ID
+ * @param vendorPartId    the vendor's part ID
+ * @param hardwareVersion hardware version
+ * @param maxQp           most QPs
+ * @param maxQpWr         most outstanding WRs on any work queue
+ * @param deviceCapFlags  {@code enum ibv_device_cap_flags} bits
+ * @param maxSge          most SGEs per WR (non-RD QPs)
+ * @param maxSgeRd        most SGEs per WR on RD QPs
+ * @param maxCq           most CQs
+ * @param maxCqe          most entries per CQ
+ * @param maxMr           most memory regions
+ * @param maxPd           most protection domains
+ * @param maxQpRdAtom     most RDMA READs/atomics a QP can have outstanding as target (responder)
+ * @param maxResRdAtom    most RDMA READ/atomic target resources of the whole device
+ * @param maxQpInitRdAtom most RDMA READs/atomics a QP can have outstanding as initiator
+ * @param atomicCap       {@code enum ibv_atomic_cap}: none, within this HCA, or global
+ * @param maxAh           most address handles
+ * @param maxSrq          most shared receive queues
+ * @param maxSrqWr        most WRs per SRQ
+ * @param maxSrqSge       most SGEs per SRQ WR
+ * @param maxPkeys        size of the P_Key table (partitions)
+ * @param localCaAckDelay local CA ACK delay code (4.096 µs × 2^value)
+ * @param physPortCount   number of physical ports
+ */
 public record DeviceAttributes(
         String firmwareVersion, long nodeGuid, long sysImageGuid, long maxMrSize, long pageSizeCap,
         int vendorId, int vendorPartId, int hardwareVersion, int maxQp, int maxQpWr, int deviceCapFlags,
@@ -44,7 +75,7 @@ public record DeviceAttributes(
                 Byte.toUnsignedInt((byte) ibv_device_attr_phys_port_cnt.get(a)));
     }
 
-    /** Whether the device executes RDMA atomics (atomic_cap is not IBV_ATOMIC_NONE). */
+    /** {@return whether the device executes RDMA atomics (atomic_cap is not IBV_ATOMIC_NONE)} */
     public boolean supportsAtomics() {
         return atomicCap != IBV_ATOMIC_NONE;
     }

@@ -10,6 +10,7 @@ package io.jrdma.ffm;
  * @param ibdevPath     sysfs path of the device
  */
 public record DeviceInfo(String name, long nodeGuid, int nodeType, int transportType, String ibdevPath) {
+    /** {@return the node GUID in four colon-separated groups, as sysfs shows it: {@code 0002:c903:0001:2345}} */
     public String guidString() {
         String h = String.format("%016x", nodeGuid);
         return h.substring(0, 4) + ":" + h.substring(4, 8) + ":" + h.substring(8, 12) + ":" + h.substring(12);

@@ -44,6 +44,14 @@ public final class EventChannel extends NativeResource {
         this.gate = gate;
     }
 
+    /**
+     * Creates an event channel ({@code rdma_create_event_channel}).
+     *
+     * @return the channel; the caller owns it and closes it after every CmId created on it
+     * @throws NoRdmaDeviceException when {@code /dev/infiniband/rdma_cm} is missing
+     * @throws RdmaLibraryUnavailableException when librdmacm is not installed
+     * @throws VerbsException when the channel cannot be created for another reason
+     */
     public static EventChannel create() {
         Native.Lib.RDMACM.lookup();
         ChannelGate gate = new ChannelGate();  // first: its eventfd can fail without a channel to undo
@@ -68,6 +76,7 @@ public final class EventChannel extends NativeResource {
         return channel;
     }
 
+    /** {@return the channel's descriptor, readable while an event is pending (for a {@link PollSet}); the channel owns it} */
     public int fd() {
         return fd;
     }
@@ -83,6 +92,11 @@ public final class EventChannel extends NativeResource {
     /**
      * The next event (the oldest kept one first), copied and acknowledged, or throws
      * {@link RdmaTimeoutException}.
+     *
+     * @param timeout how long to wait at most (also while another thread reads the channel)
+     * @return the event, whichever id it is for
+     * @throws RdmaTimeoutException when no event came in time
+     * @throws IllegalStateException when the channel is closed, or closed during the wait
      */
     public CmEvent next(Duration timeout) {
         return take(null, null, null, timeout);
@@ -93,6 +107,12 @@ public final class EventChannel extends NativeResource {
      * returns null when woken (the signal, given before or during the wait, is then cleared), and
      * throws {@link RdmaTimeoutException} when the timeout passed. An event that is already there
      * wins over a signal, which then stays pending for the next wait.
+     *
+     * @param timeout how long to wait at most
+     * @param wakeup  the wakeup that cuts the wait short; must be open
+     * @return the event, or null when the wakeup was signalled
+     * @throws RdmaTimeoutException when neither an event nor a signal came in time
+     * @throws IllegalStateException when the channel or the wakeup is closed, or the channel is closed during the wait
      */
     public CmEvent next(Duration timeout, Wakeup wakeup) {
         return take(null, null, Objects.requireNonNull(wakeup, "wakeup"), timeout);
@@ -103,6 +123,17 @@ public final class EventChannel extends NativeResource {
      * {@code id}), taking one kept earlier before reading the channel. Any other event of that id,
      * a failure (rejected, unreachable, ...) in particular, becomes a {@link CmException}. Events
      * of other ids are kept for them. A null id takes every event as its own.
+     *
+     * <p>The new id of a CONNECT_REQUEST that arrives instead of the awaited event is closed,
+     * which refuses that connection.
+     *
+     * @param id      the id whose event is awaited (the listener, for CONNECT_REQUEST), or null for any id
+     * @param type    the awaited event
+     * @param timeout how long to wait at most
+     * @return the event, of that type
+     * @throws CmException when another event of the id arrives first
+     * @throws RdmaTimeoutException when no such event came in time
+     * @throws IllegalStateException when the channel is closed, or closed during the wait
      */
     public CmEvent await(CmId id, CmEventType type, Duration timeout) {
         return take(id, Objects.requireNonNull(type, "type"), null, timeout);

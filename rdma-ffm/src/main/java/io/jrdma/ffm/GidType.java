@@ -4,7 +4,12 @@ import static io.jrdma.ffm.abi.Verbs.*;
 
 /** {@code enum ibv_gid_type}. */
 public enum GidType {
-    IB, ROCE_V1, ROCE_V2;
+    /** An InfiniBand GID: subnet prefix and port GUID. */
+    IB,
+    /** RoCE v1: the GRH travels directly over Ethernet, so it does not route across IP subnets. */
+    ROCE_V1,
+    /** RoCE v2: over UDP/IP (port 4791), routable; the type {@link Context#roceV2Gid} looks up. */
+    ROCE_V2;
 
     static GidType of(int v) {
         return switch (v) {

@@ -35,27 +35,40 @@ public final class MemoryRegion extends NativeResource {
         this.rkey = (int) ibv_mr_rkey.get(this.mr);
     }
 
-    /** The registered memory. */
+    /**
+     * The registered memory.
+     *
+     * @return the segment: the caller's when it was passed to {@link ProtectionDomain#register}, the
+     *         region's (freed on close) when it came from {@link ProtectionDomain#allocateRegistered}
+     */
     public MemorySegment segment() {
         return memory;
     }
 
+    /** {@return the start address of the region: what a peer RDMA READs or WRITEs at, with {@link #rkey()}} */
     public long address() {
         return address;
     }
 
+    /** {@return the registered length in bytes} */
     public long length() {
         return length;
     }
 
+    /** {@return the local key: SGEs of work requests that use this memory carry it} */
     public int lkey() {
         return lkey;
     }
 
+    /**
+     * {@return the remote key a peer needs to READ, WRITE or run atomics on the region; it works
+     * only for the remote {@link Access} the region was registered with}
+     */
     public int rkey() {
         return rkey;
     }
 
+    /** {@return the protection domain the region belongs to: only its QPs can use the region} */
     public ProtectionDomain protectionDomain() {
         return pd;
     }

@@ -86,6 +86,7 @@ abstract sealed class NativeResource implements AutoCloseable
         }
     }
 
+    /** {@return whether the resource is closed or being closed (a close that failed leaves it open)} */
     public final boolean isClosed() {
         return state.get() != OPEN;
     }

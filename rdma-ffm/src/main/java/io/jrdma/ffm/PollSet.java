@@ -32,14 +32,24 @@ public final class PollSet implements AutoCloseable {
     private int slots = 1;
     private boolean woken;
 
-    /** A set whose waits also end when {@code wakeup} is signalled. */
+    /**
+     * A set whose waits also end when {@code wakeup} is signalled.
+     *
+     * @param wakeup the wakeup other threads signal; the set does not own it (close it after the set)
+     */
     public PollSet(Wakeup wakeup) {
         this.wakeup = wakeup;
         this.fds = arena.allocate(Libc.pollfd, 8);
         set(0, wakeup.fd());
     }
 
-    /** Adds {@code fd} (waiting for it to become readable); returns its slot. */
+    /**
+     * Adds {@code fd} (waiting for it to become readable); returns its slot.
+     *
+     * @param fd an open descriptor, which the set does not own
+     * @return its slot, from 1 (a removed slot is reused)
+     * @throws IllegalArgumentException when {@code fd} is negative
+     */
     public int add(int fd) {
         if (fd < 0) throw new IllegalArgumentException("negative fd " + fd);
         for (int i = 1; i < slots; i++) {
@@ -57,7 +67,12 @@ public final class PollSet implements AutoCloseable {
         return slots++;
     }
 
-    /** Stops waiting for the descriptor in {@code slot}. */
+    /**
+     * Stops waiting for the descriptor in {@code slot}.
+     *
+     * @param slot a slot {@link #add} returned and not yet removed
+     * @throws IllegalArgumentException when there is no such slot
+     */
     public void remove(int slot) {
         if (slot <= 0 || slot >= slots) throw new IllegalArgumentException("no slot " + slot);
         set(slot, -1);
@@ -69,7 +84,10 @@ public final class PollSet implements AutoCloseable {
      * timeout passes; then {@link #isReadable} and {@link #woken()} tell which. A signal is
      * consumed (the next wait sleeps again). EINTR is retried within the same deadline.
      *
+     * @param timeout how long to wait at most
      * @return how many descriptors (the wakeup not counted) are ready
+     * @throws IllegalStateException when a descriptor in the set was closed, or the wakeup is closed
+     * @throws VerbsException when poll(2) fails with anything but EINTR
      */
     public int await(Duration timeout) {
         long deadline = Fds.deadline(timeout);
@@ -114,17 +132,22 @@ public final class PollSet implements AutoCloseable {
         }
     }
 
-    /** After {@link #await}: whether the descriptor in {@code slot} is readable (or in error, or hung up). */
+    /**
+     * After {@link #await}: whether the descriptor in {@code slot} is readable (or in error, or hung up).
+     *
+     * @param slot a slot {@link #add} returned
+     * @return true when the last wait found it ready; false for slots out of range
+     */
     public boolean isReadable(int slot) {
         return slot > 0 && slot < slots && (revents(slot) & READY) != 0;
     }
 
-    /** After {@link #await}: whether the wakeup was signalled. */
+    /** {@return after {@link #await}: whether the wakeup was signalled} */
     public boolean woken() {
         return woken;
     }
 
-    /** Descriptors in the set, the wakeup not counted. */
+    /** {@return the number of descriptors in the set, the wakeup not counted} */
     public int size() {
         int n = 0;
         for (int i = 1; i < slots; i++) if (fdAt(i) >= 0) n++;

@@ -4,7 +4,10 @@ import static io.jrdma.ffm.abi.RdmaCma.*;
 
 /** {@code enum rdma_port_space}: TCP-like (RC) or UDP-like (UD) ids. */
 public enum PortSpace {
-    TCP(RDMA_PS_TCP), UDP(RDMA_PS_UDP);
+    /** {@code RDMA_PS_TCP}: reliable connected ids, for RC QPs. */
+    TCP(RDMA_PS_TCP),
+    /** {@code RDMA_PS_UDP}: unreliable datagram ids, for UD QPs. */
+    UDP(RDMA_PS_UDP);
 
     final int value;
 

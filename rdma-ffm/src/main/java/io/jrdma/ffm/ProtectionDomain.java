@@ -25,10 +25,12 @@ public final class ProtectionDomain extends NativeResource {
         this.pd = pd.reinterpret(Verbs.ibv_pd.byteSize());
     }
 
+    /** {@return the device context the domain belongs to} */
     public Context context() {
         return context;
     }
 
+    /** {@return the {@code struct ibv_pd *}; this object owns it} */
     public MemorySegment handle() {
         return pd;
     }
@@ -36,12 +38,27 @@ public final class ProtectionDomain extends NativeResource {
     /**
      * Registers caller-owned native memory. The caller keeps the memory alive (its arena open)
      * until the region is closed and no work request uses it.
+     *
+     * @param memory native memory, not empty
+     * @param access what the device and peers may do with it
+     * @return the region; the caller owns it and closes it before this domain
+     * @throws IllegalArgumentException when the memory is on the heap or empty
+     * @throws MemoryLockLimitException when pinning it would exceed RLIMIT_MEMLOCK
+     * @throws VerbsException when ibv_reg_mr fails for another reason
      */
     public MemoryRegion register(MemorySegment memory, Set<Access> access) {
         return register(memory, access, null);
     }
 
-    /** Allocates page-aligned, zeroed native memory and registers it; closing the region frees it. */
+    /**
+     * Allocates page-aligned, zeroed native memory and registers it; closing the region frees it.
+     *
+     * @param bytes  the size, from 1
+     * @param access what the device and peers may do with it
+     * @return the region; the caller owns it and closes it before this domain
+     * @throws MemoryLockLimitException when pinning it would exceed RLIMIT_MEMLOCK
+     * @throws VerbsException when ibv_reg_mr fails for another reason
+     */
     public MemoryRegion allocateRegistered(long bytes, Set<Access> access) {
         Arena arena = Arena.ofShared();
         try {
@@ -52,6 +69,14 @@ public final class ProtectionDomain extends NativeResource {
         }
     }
 
+    /**
+     * {@link #allocateRegistered(long, Set)} with the access flags spelled out.
+     *
+     * @param bytes the size, from 1
+     * @param first an access flag
+     * @param rest  more access flags
+     * @return the region; the caller owns it and closes it before this domain
+     */
     public MemoryRegion allocateRegistered(long bytes, Access first, Access... rest) {
         return allocateRegistered(bytes, EnumSet.of(first, rest));
     }
@@ -77,7 +102,7 @@ public final class ProtectionDomain extends NativeResource {
         }
     }
 
-    /** RLIMIT_MEMLOCK soft limit in bytes, -1 for unlimited. */
+    /** {@return this process's RLIMIT_MEMLOCK soft limit in bytes, -1 for unlimited} */
     public static long memlockLimit() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment rl = arena.allocate(Libc.rlimit);
@@ -90,7 +115,14 @@ public final class ProtectionDomain extends NativeResource {
         }
     }
 
-    /** Creates a QP with {@code ibv_create_qp}; it starts in RESET. */
+    /**
+     * Creates a QP with {@code ibv_create_qp}; it starts in RESET.
+     *
+     * @param init the QP's type, CQs (of this domain's context), optional SRQ and queue sizes
+     * @return the QP; the caller owns it and closes it before its CQs, its SRQ and this domain
+     * @throws IllegalStateException when this domain, a CQ or the SRQ is closed
+     * @throws VerbsException when ibv_create_qp fails, e.g. EINVAL for sizes above the device's limits
+     */
     public QueuePair createQueuePair(QueuePairInit init) {
         checkOpen();
         requireOpen(init.sendCq(), init.recvCq(), init.srq());
@@ -105,7 +137,17 @@ public final class ProtectionDomain extends NativeResource {
         }
     }
 
-    /** Creates a shared receive queue. */
+    /**
+     * Creates a shared receive queue ({@code ibv_create_srq}).
+     *
+     * @param maxWr  receive WRs it must hold at least; {@link SharedReceiveQueue#maxWr()} says what was granted
+     * @param maxSge SGEs per receive WR
+     * @param limit  written to {@code srq_limit}, which ibv_create_srq ignores: arm the limit
+     *               event with {@link SharedReceiveQueue#armLimit}
+     * @return the SRQ; the caller owns it and closes it after the QPs attached to it, before this domain
+     * @throws IllegalStateException when this domain is closed
+     * @throws VerbsException when ibv_create_srq fails
+     */
     public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {

@@ -4,7 +4,12 @@ import static io.jrdma.ffm.abi.Verbs.*;
 
 /** {@code enum ibv_qp_type}: reliable connected, unreliable connected, unreliable datagram. */
 public enum QpType {
-    RC(IBV_QPT_RC), UC(IBV_QPT_UC), UD(IBV_QPT_UD);
+    /** Reliable connected: acknowledged and in order; the only type with RDMA READ and atomics. */
+    RC(IBV_QPT_RC),
+    /** Unreliable connected: SEND and RDMA WRITE without acknowledgement. */
+    UC(IBV_QPT_UC),
+    /** Unreliable datagram: SENDs of at most one MTU, each addressed to any UD QP. */
+    UD(IBV_QPT_UD);
 
     final int value;
 

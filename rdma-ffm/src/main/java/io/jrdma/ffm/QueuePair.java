@@ -51,28 +51,38 @@ public final class QueuePair extends NativeResource {
         this.cmOwner = cmOwner;
     }
 
+    /** {@return the {@code struct ibv_qp *}; this object owns it} */
     public MemorySegment handle() {
         return qp;
     }
 
+    /** {@return the QP number (24 bits): what the peer sets as its destination QP} */
     public int qpNumber() {
         return qpNumber;
     }
 
+    /** {@return the transport type} */
     public QpType type() {
         return type;
     }
 
+    /** {@return the protection domain the QP was created in: only its memory regions can be used in WRs} */
     public ProtectionDomain protectionDomain() {
         return pd;
     }
 
-    /** The queue sizes the provider granted, which may exceed what was asked for. */
+    /** {@return the queue sizes the provider granted, which may exceed what was asked for} */
     public QueuePairCapabilities capabilities() {
         return capabilities;
     }
 
-    /** The current state, queried from the kernel (a peer's error can move it to ERR). */
+    /**
+     * The current state, queried from the kernel (a peer's error can move it to ERR).
+     *
+     * @return the state
+     * @throws IllegalStateException when the QP is closed
+     * @throws VerbsException when ibv_query_qp fails
+     */
     public QpState state() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
@@ -86,7 +96,14 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /** {@code ibv_modify_qp} with exactly the attributes that were set. */
+    /**
+     * {@code ibv_modify_qp} with exactly the attributes that were set.
+     *
+     * @param attributes the attributes; only the ones set are applied
+     * @throws IllegalStateException when the QP is closed
+     * @throws VerbsException when the kernel refuses, e.g. EINVAL for an attribute the transition
+     *                        lacks or does not allow
+     */
     public void modify(QpAttributes attributes) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
@@ -101,7 +118,13 @@ public final class QueuePair extends NativeResource {
         }
     }
 
-    /** RESET → INIT: bind to a port and say what the remote may do here. */
+    /**
+     * RESET → INIT: bind to a port and say what the remote may do here.
+     *
+     * @param port         the local port, from 1
+     * @param remoteAccess what peers may do through this QP; ignored for UD, which gets the Q_Key {@link #UD_QKEY}
+     * @throws VerbsException when the kernel refuses the transition
+     */
     public void modifyToInit(int port, Set<Access> remoteAccess) {
         QpAttributes a = new QpAttributes().state(QpState.INIT).pkeyIndex(0).port(port);
         if (type == QpType.UD) a.qkey(UD_QKEY);
@@ -109,7 +132,13 @@ public final class QueuePair extends NativeResource {
         modify(a);
     }
 
-    /** INIT → RTR for a connected QP, from the peer's exchanged address. */
+    /**
+     * INIT → RTR for a connected QP, from the peer's exchanged address. A peer GID of all zeros
+     * means a LID-routed InfiniBand path; any other GID a global (GRH) route, as RoCE needs.
+     *
+     * @param r the peer's address and the receive-side settings
+     * @throws VerbsException when the kernel refuses the transition
+     */
     public void modifyToRtr(RtrAttributes r) {
         QpAttributes a = new QpAttributes().state(QpState.RTR).pathMtu(r.mtu())
                 .destQpNumber(r.remote().qpNumber()).rqPsn(r.remote().psn());
@@ -120,18 +149,33 @@ public final class QueuePair extends NativeResource {
         modify(a);
     }
 
-    /** RTR → RTS: the send side starts at {@code sqPsn}, which the peer used as its rq_psn. */
+    /**
+     * RTR → RTS: the send side starts at {@code sqPsn}, which the peer used as its rq_psn.
+     *
+     * @param r the send PSN, and for RC the ACK timeout, retry counts and READ depth
+     * @throws VerbsException when the kernel refuses the transition
+     */
     public void modifyToRts(RtsAttributes r) {
         QpAttributes a = new QpAttributes().state(QpState.RTS).sqPsn(r.sqPsn());
         if (type == QpType.RC) a.timeout(r.timeout()).retryCount(r.retryCount()).rnrRetry(r.rnrRetry()).maxReadAtomic(r.maxRdAtomic());
         modify(a);
     }
 
-    /** Moves to ERR: every outstanding WR completes with IBV_WC_WR_FLUSH_ERR. */
+    /**
+     * Moves to ERR: every outstanding WR completes with IBV_WC_WR_FLUSH_ERR.
+     *
+     * @throws VerbsException when the kernel refuses the transition
+     */
     public void modifyToError() {
         modify(new QpAttributes().state(QpState.ERR));
     }
 
+    /**
+     * Moves to RESET, from which the QP can go through INIT, RTR and RTS again. Work requests
+     * still queued are dropped without completions: move to ERR and drain the CQ first to see them.
+     *
+     * @throws VerbsException when the kernel refuses the transition
+     */
     public void modifyToReset() {
         modify(new QpAttributes().state(QpState.RESET));
     }
@@ -147,6 +191,11 @@ public final class QueuePair extends NativeResource {
     /**
      * Posts a send-queue WR (chain). A full send queue is {@code ENOMEM} from the provider and is
      * reported as {@link QueueFullException}.
+     *
+     * @param wr the first WR of the chain; read during the call only, so it may be patched again once this returns
+     * @throws QueueFullException when the send queue is full
+     * @throws VerbsException when the provider refuses the WR; the message names the bad wr_id
+     * @throws IllegalStateException when the QP is closed
      */
     public void postSend(SendWorkRequest wr) {
         checkOpen();
@@ -160,7 +209,14 @@ public final class QueuePair extends NativeResource {
         if (rc != 0) throw postError("ibv_post_send", kind(), badSendWr, rc);
     }
 
-    /** Posts a receive WR (chain). Not for QPs attached to an SRQ. */
+    /**
+     * Posts a receive WR (chain). Not for QPs attached to an SRQ.
+     *
+     * @param wr the first WR of the chain; read during the call only, so it may be patched again once this returns
+     * @throws QueueFullException when the receive queue is full
+     * @throws VerbsException when the provider refuses the WR; the message names the bad wr_id
+     * @throws IllegalStateException when the QP is closed
+     */
     public void postReceive(ReceiveWorkRequest wr) {
         checkOpen();
         int rc;

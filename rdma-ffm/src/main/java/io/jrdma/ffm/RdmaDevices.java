@@ -25,6 +25,7 @@ public final class RdmaDevices {
      * Lists the devices. An empty list means the kernel supports RDMA but no device is
      * registered.
      *
+     * @return the devices, in libibverbs' order
      * @throws NoRdmaDeviceException when the kernel has no RDMA support at all (ENOSYS)
      * @throws RdmaLibraryUnavailableException when rdma-core is not installed
      */
@@ -36,7 +37,15 @@ public final class RdmaDevices {
         });
     }
 
-    /** Opens the device of that name; throws {@link NoRdmaDeviceException} naming the ones that exist. */
+    /**
+     * Opens the device of that name; throws {@link NoRdmaDeviceException} naming the ones that exist.
+     *
+     * @param name the kernel device name, e.g. {@code rxe0} or {@code mlx5_0}
+     * @return the context; the caller owns it and closes it after everything created from it
+     * @throws NoRdmaDeviceException when there is no device of that name
+     * @throws RdmaLibraryUnavailableException when rdma-core is not installed
+     * @throws VerbsException when ibv_open_device fails
+     */
     public static Context open(String name) {
         MemorySegment ctx = withDeviceList(devices -> {
             for (MemorySegment d : devices) {
@@ -58,7 +67,13 @@ public final class RdmaDevices {
         return new Context(ctx, true);
     }
 
-    /** Opens the first device; for hosts with exactly one NIC. */
+    /**
+     * Opens the first device; for hosts with exactly one NIC.
+     *
+     * @return the context; the caller owns it and closes it after everything created from it
+     * @throws NoRdmaDeviceException when there is no device
+     * @throws RdmaLibraryUnavailableException when rdma-core is not installed
+     */
     public static Context openFirst() {
         List<DeviceInfo> all = list();
         if (all.isEmpty()) throw new NoRdmaDeviceException(noDevicesMessage());
@@ -113,7 +128,7 @@ public final class RdmaDevices {
                 + "(modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or inside jrdma's lab: lab/softroce";
     }
 
-    /** Why no device is visible on a kernel that supports RDMA, and what to do about it. */
+    /** {@return why no device is visible on a kernel that supports RDMA, and what to do about it} */
     public static String noDevicesMessage() {
         boolean uverbs = Files.isDirectory(Path.of("/sys/class/infiniband_verbs"));
         return "no RDMA devices are registered" + (uverbs ? " (the kernel supports RDMA)" : "")

@@ -2,10 +2,21 @@ package io.jrdma.ffm;
 
 /** Root of every error the binding raises. Unchecked: reactive and coroutine callers compose them. */
 public class RdmaException extends RuntimeException {
+    /**
+     * An error without a cause.
+     *
+     * @param message what failed
+     */
     public RdmaException(String message) {
         super(message);
     }
 
+    /**
+     * An error with a cause.
+     *
+     * @param message what failed
+     * @param cause   the underlying failure, or null
+     */
     public RdmaException(String message, Throwable cause) {
         super(message, cause);
     }

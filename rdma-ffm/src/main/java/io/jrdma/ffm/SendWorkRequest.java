@@ -31,11 +31,25 @@ public final class SendWorkRequest {
         reset();
     }
 
+    /**
+     * A WR with room for {@code maxSge} SGEs, in {@code arena}.
+     *
+     * @param arena  where the WR lives; it must stay open while the WR is used
+     * @param maxSge SGE slots, from 1
+     * @return the WR, reset
+     * @throws IllegalArgumentException when {@code maxSge} is below 1
+     */
     public static SendWorkRequest allocate(Arena arena, int maxSge) {
         return new SendWorkRequest(arena, maxSge);
     }
 
-    /** A WR in memory the garbage collector frees once the WR is unreachable. */
+    /**
+     * A WR in memory the garbage collector frees once the WR is unreachable.
+     *
+     * @param maxSge SGE slots, from 1
+     * @return the WR, reset
+     * @throws IllegalArgumentException when {@code maxSge} is below 1
+     */
     public static SendWorkRequest allocate(int maxSge) {
         return new SendWorkRequest(Arena.ofAuto(), maxSge);
     }
@@ -44,7 +58,11 @@ public final class SendWorkRequest {
         return wr;
     }
 
-    /** Clears every field and points sg_list at this WR's SGE array; one SGE, no chain. */
+    /**
+     * Clears every field and points sg_list at this WR's SGE array: no SGE, no flags, no chain.
+     *
+     * @return this
+     */
     public SendWorkRequest reset() {
         wr.fill((byte) 0);
         ibv_send_wr_sg_list.set(wr, sges);
@@ -52,27 +70,54 @@ public final class SendWorkRequest {
         return this;
     }
 
+    /**
+     * The wr_id the WR's completion reports.
+     *
+     * @param id any value, typically what finds the operation again
+     * @return this
+     */
     public SendWorkRequest wrId(long id) {
         ibv_send_wr_wr_id.set(wr, id);
         return this;
     }
 
+    /** {@return the wr_id set} */
     public long wrId() {
         return (long) ibv_send_wr_wr_id.get(wr);
     }
 
+    /**
+     * What the WR does.
+     *
+     * @param opcode the operation
+     * @return this
+     */
     public SendWorkRequest opcode(SendOpcode opcode) {
         ibv_send_wr_opcode.set(wr, opcode.value);
         return this;
     }
 
-    /** {@link SendFlags} or-ed together. */
+    /**
+     * {@link SendFlags} or-ed together.
+     *
+     * @param sendFlags the flags; 0 for none
+     * @return this
+     */
     public SendWorkRequest flags(int sendFlags) {
         ibv_send_wr_send_flags.set(wr, sendFlags);
         return this;
     }
 
-    /** Sets SGE {@code index} and makes the list {@code index + 1} long. */
+    /**
+     * Sets SGE {@code index} and makes the list {@code index + 1} long: set the SGEs in order.
+     *
+     * @param index   the SGE, from 0, below the WR's SGE slots
+     * @param address the local bytes (sent or written), or where READ and atomic results go
+     * @param length  how many bytes
+     * @param lkey    the local key of the registered memory at {@code address}
+     * @return this
+     * @throws IndexOutOfBoundsException when {@code index} is not a slot of this WR
+     */
     public SendWorkRequest sge(int index, long address, int length, int lkey) {
         if (index < 0 || index >= maxSge) throw new IndexOutOfBoundsException("SGE " + index + " of " + maxSge);
         long at = index * SGE_SIZE;
@@ -83,7 +128,16 @@ public final class SendWorkRequest {
         return this;
     }
 
-    /** SGE over {@code length} bytes at {@code offset} in a registered region, bounds-checked. */
+    /**
+     * SGE over {@code length} bytes at {@code offset} in a registered region, bounds-checked.
+     *
+     * @param index  the SGE, from 0, below the WR's SGE slots
+     * @param mr     the region
+     * @param offset where in the region
+     * @param length how many bytes
+     * @return this
+     * @throws IndexOutOfBoundsException when the range is outside the region or {@code index} is not a slot
+     */
     public SendWorkRequest sge(int index, MemoryRegion mr, long offset, int length) {
         if (offset < 0 || length < 0 || offset + length > mr.length()) {
             throw new IndexOutOfBoundsException("[" + offset + ", " + (offset + length) + ") outside " + mr);
@@ -91,19 +145,34 @@ public final class SendWorkRequest {
         return sge(index, mr.address() + offset, length, mr.lkey());
     }
 
-    /** No SGE at all: a zero-byte SEND or WRITE_WITH_IMM that carries only the immediate. */
+    /**
+     * No SGE at all: a zero-byte SEND or WRITE_WITH_IMM that carries only the immediate.
+     *
+     * @return this
+     */
     public SendWorkRequest noSge() {
         ibv_send_wr_num_sge.set(wr, 0);
         return this;
     }
 
-    /** Immediate data (host order; sent big-endian as C's htonl would). */
+    /**
+     * Immediate data (host order; sent big-endian as C's htonl would).
+     *
+     * @param value the 32 bits, for SEND_WITH_IMM and RDMA_WRITE_WITH_IMM
+     * @return this
+     */
     public SendWorkRequest immediate(int value) {
         ibv_send_wr_imm_data.set(wr, value);
         return this;
     }
 
-    /** Remote target of RDMA WRITE / WRITE_WITH_IMM / READ. */
+    /**
+     * Remote target of RDMA WRITE / WRITE_WITH_IMM / READ.
+     *
+     * @param remoteAddress the peer's virtual address, inside a region it registered
+     * @param rkey          that region's remote key
+     * @return this
+     */
     public SendWorkRequest rdma(long remoteAddress, int rkey) {
         ibv_send_wr_wr_rdma_remote_addr.set(wr, remoteAddress);
         ibv_send_wr_wr_rdma_rkey.set(wr, rkey);
@@ -113,6 +182,12 @@ public final class SendWorkRequest {
     /**
      * Remote target and operands of an atomic: {@code compareAdd} is the compare value (CAS) or
      * the addend (FADD), {@code swap} the new value (CAS). The 8-byte target must be aligned.
+     *
+     * @param remoteAddress the peer's 8-byte aligned virtual address
+     * @param rkey          the remote key of its region (registered with {@link Access#REMOTE_ATOMIC})
+     * @param compareAdd    the compare value (CAS) or the addend (FADD)
+     * @param swap          the value to swap in (CAS); ignored by FADD
+     * @return this
      */
     public SendWorkRequest atomic(long remoteAddress, int rkey, long compareAdd, long swap) {
         ibv_send_wr_wr_atomic_remote_addr.set(wr, remoteAddress);
@@ -122,7 +197,14 @@ public final class SendWorkRequest {
         return this;
     }
 
-    /** Destination of a UD send. */
+    /**
+     * Destination of a UD send.
+     *
+     * @param addressHandle a {@code struct ibv_ah *} for the destination (this binding creates none)
+     * @param remoteQpn     the destination UD QP
+     * @param remoteQkey    its Q_Key
+     * @return this
+     */
     public SendWorkRequest ud(MemorySegment addressHandle, int remoteQpn, int remoteQkey) {
         ibv_send_wr_wr_ud_ah.set(wr, addressHandle);
         ibv_send_wr_wr_ud_remote_qpn.set(wr, remoteQpn);
@@ -130,7 +212,12 @@ public final class SendWorkRequest {
         return this;
     }
 
-    /** Chains {@code next} after this WR (one post submits both), or ends the chain with null. */
+    /**
+     * Chains {@code next} after this WR (one post submits both), or ends the chain with null.
+     *
+     * @param next the following WR, or null
+     * @return this
+     */
     public SendWorkRequest next(SendWorkRequest next) {
         ibv_send_wr_next.set(wr, next == null ? MemorySegment.NULL : next.wr);
         return this;

@@ -27,16 +27,25 @@ public final class SharedReceiveQueue extends NativeResource {
         this.postSrqRecv = (MemorySegment) ibv_context_ops_post_srq_recv.get(ctx);
     }
 
-    /** The {@code struct ibv_srq *} (what {@link AsyncEvent#elementAddress()} names for SRQ events). */
+    /** {@return the {@code struct ibv_srq *} (what {@link AsyncEvent#elementAddress()} names for SRQ events); this object owns it} */
     public MemorySegment handle() {
         return srq;
     }
 
-    /** Receive WRs the provider granted. */
+    /** {@return the receive WRs the provider granted (at least what was asked for)} */
     public int maxWr() {
         return maxWr;
     }
 
+    /**
+     * Posts a receive WR (chain) that any QP attached to the SRQ may consume. Posts must come from
+     * one thread at a time.
+     *
+     * @param wr the first WR of the chain; read during the call only
+     * @throws QueueFullException when the SRQ is full
+     * @throws VerbsException when the provider refuses the WR; the message names the bad wr_id
+     * @throws IllegalStateException when the SRQ is closed
+     */
     public void postReceive(ReceiveWorkRequest wr) {
         checkOpen();
         int rc;
@@ -52,6 +61,9 @@ public final class SharedReceiveQueue extends NativeResource {
     /**
      * Arms the limit event: when fewer than {@code limit} WRs remain posted, the context raises
      * IBV_EVENT_SRQ_LIMIT_REACHED once.
+     *
+     * @param limit the number of posted WRs below which the event fires; 0 disarms
+     * @throws VerbsException when ibv_modify_srq fails, e.g. a limit above the granted WRs
      */
     public void armLimit(int limit) {
         checkOpen();
@@ -65,7 +77,12 @@ public final class SharedReceiveQueue extends NativeResource {
         }
     }
 
-    /** The current limit (0 when disarmed, e.g. after the limit event fired). */
+    /**
+     * The current limit (0 when disarmed, e.g. after the limit event fired).
+     *
+     * @return the armed limit, or 0
+     * @throws VerbsException when ibv_query_srq fails
+     */
     public int limit() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {

@@ -38,6 +38,12 @@ public final class Wakeup implements AutoCloseable {
         this.fd = fd;
     }
 
+    /**
+     * Creates the eventfd (non-blocking, close-on-exec).
+     *
+     * @return the wakeup; the caller owns it and closes it after the waits that use it
+     * @throws VerbsException when eventfd(2) fails
+     */
     public static Wakeup create() {
         try {
             MemorySegment errno = Native.errnoBuffer();
@@ -49,7 +55,7 @@ public final class Wakeup implements AutoCloseable {
         }
     }
 
-    /** The eventfd, readable while a signal is pending; valid until {@link #close()}. */
+    /** {@return the eventfd, readable while a signal is pending; valid until {@link #close()}} */
     public int fd() {
         return fd;
     }
@@ -67,6 +73,7 @@ public final class Wakeup implements AutoCloseable {
         }
     }
 
+    /** {@return whether {@link #close()} was called} */
     public boolean isClosed() {
         return state.get() < 0;
     }

@@ -6,16 +6,40 @@ package io.jrdma.ffm;
  * what it posted: a failed completion does not report one (ibv_poll_cq(3)).
  */
 public class WorkCompletionException extends RdmaException {
+    /** The completion's status. */
     private final WcStatus status;
+    /** The wr_id of the failed work request. */
     private final long wrId;
+    /** The posted opcode, or null. */
     private final WcOpcode opcode;
+    /** The local QP the work request was posted on. */
     private final int qpNumber;
+    /** The provider's vendor_err. */
     private final int vendorError;
 
+    /**
+     * A failed completion.
+     *
+     * @param status      the completion's status
+     * @param wrId        the wr_id of the failed work request
+     * @param opcode      the opcode the caller posted, or null when unknown
+     * @param qpNumber    the local QP the work request was posted on
+     * @param vendorError the completion's vendor_err
+     */
     public WorkCompletionException(WcStatus status, long wrId, WcOpcode opcode, int qpNumber, int vendorError) {
         this(status, wrId, opcode, qpNumber, vendorError, null);
     }
 
+    /**
+     * A failed completion, with what the caller knows about it.
+     *
+     * @param status      the completion's status
+     * @param wrId        the wr_id of the failed work request
+     * @param opcode      the opcode the caller posted, or null when unknown
+     * @param qpNumber    the local QP the work request was posted on
+     * @param vendorError the completion's vendor_err
+     * @param detail      appended to the message (e.g. the remote range a WRITE targeted), or null
+     */
     public WorkCompletionException(WcStatus status, long wrId, WcOpcode opcode, int qpNumber, int vendorError, String detail) {
         super(status + " (" + status.description() + ") on QP 0x" + Integer.toHexString(qpNumber) + ", wr_id " + wrId
                 + (opcode == null ? ", opcode unknown (not reported for failed completions)" : ", opcode " + opcode)
@@ -28,23 +52,27 @@ public class WorkCompletionException extends RdmaException {
         this.vendorError = vendorError;
     }
 
+    /** {@return the completion's status} */
     public WcStatus status() {
         return status;
     }
 
+    /** {@return the wr_id of the failed work request} */
     public long wrId() {
         return wrId;
     }
 
-    /** The posted opcode, or null when the code that raised this did not know it. */
+    /** {@return the posted opcode, or null when the code that raised this did not know it} */
     public WcOpcode opcode() {
         return opcode;
     }
 
+    /** {@return the number of the local QP the work request was posted on} */
     public int qpNumber() {
         return qpNumber;
     }
 
+    /** {@return the provider's vendor_err: device-specific detail, 0 when it gives none} */
     public int vendorError() {
         return vendorError;
     }

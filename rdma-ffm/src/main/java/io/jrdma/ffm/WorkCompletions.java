@@ -23,15 +23,31 @@ public final class WorkCompletions {
         this.capacity = capacity;
     }
 
+    /**
+     * An array in memory the garbage collector frees once it is unreachable.
+     *
+     * @param capacity the entries, from 1
+     * @return the array
+     * @throws IllegalArgumentException when {@code capacity} is below 1
+     */
     public static WorkCompletions allocate(int capacity) {
         return allocate(Arena.ofAuto(), capacity);
     }
 
+    /**
+     * An array in {@code arena}.
+     *
+     * @param arena    where the array lives; it must stay open while the array is polled into
+     * @param capacity the entries, from 1
+     * @return the array
+     * @throws IllegalArgumentException when {@code capacity} is below 1
+     */
     public static WorkCompletions allocate(Arena arena, int capacity) {
         if (capacity < 1) throw new IllegalArgumentException("capacity must be positive");
         return new WorkCompletions(arena.allocate(Verbs.ibv_wc, capacity), capacity);
     }
 
+    /** {@return the number of entries: the most one poll can fill} */
     public int capacity() {
         return capacity;
     }
@@ -44,71 +60,156 @@ public final class WorkCompletions {
         return i * WC_SIZE;
     }
 
+    /**
+     * {@return the wr_id the completed work request was posted with}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public long wrId(int i) {
         return (long) ibv_wc_wr_id.get(array, at(i));
     }
 
+    /**
+     * {@return the raw {@code ibv_wc_status}}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int statusValue(int i) {
         return (int) ibv_wc_status.get(array, at(i));
     }
 
+    /**
+     * {@return the status}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public WcStatus status(int i) {
         return WcStatus.of(statusValue(i));
     }
 
+    /**
+     * {@return whether the work request succeeded}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public boolean isSuccess(int i) {
         return statusValue(i) == IBV_WC_SUCCESS;
     }
 
+    /**
+     * {@return the raw {@code ibv_wc_opcode}; defined only for successful entries}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int opcodeValue(int i) {
         return (int) ibv_wc_opcode.get(array, at(i));
     }
 
+    /**
+     * {@return what completed; defined only for successful entries (see {@link #error(int)})}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public WcOpcode opcode(int i) {
         return WcOpcode.of(opcodeValue(i));
     }
 
+    /**
+     * {@return the provider's vendor_err of a failed entry}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int vendorError(int i) {
         return (int) ibv_wc_vendor_err.get(array, at(i));
     }
 
+    /**
+     * {@return the bytes transferred: for a receive, the length of the message that arrived}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int byteLength(int i) {
         return (int) ibv_wc_byte_len.get(array, at(i));
     }
 
+    /**
+     * {@return whether the entry carries immediate data (IBV_WC_WITH_IMM)}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public boolean hasImmediate(int i) {
         return (wcFlags(i) & IBV_WC_WITH_IMM) != 0;
     }
 
-    /** The immediate value in host order (the wire carries it big-endian, as C's ntohl sees it). */
+    /**
+     * The immediate value in host order (the wire carries it big-endian, as C's ntohl sees it).
+     *
+     * @param i the entry, below the count the last poll returned
+     * @return the immediate; meaningful only when {@link #hasImmediate(int)}
+     */
     public int immediateData(int i) {
         return (int) ibv_wc_imm_data.get(array, at(i));
     }
 
+    /**
+     * {@return the number of the local QP the work request belonged to: which QP, on a CQ or SRQ that several share}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int qpNumber(int i) {
         return (int) ibv_wc_qp_num.get(array, at(i));
     }
 
+    /**
+     * {@return the remote QP a UD receive came from}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int sourceQp(int i) {
         return (int) ibv_wc_src_qp.get(array, at(i));
     }
 
+    /**
+     * {@return the {@code ibv_wc_flags} bits, e.g. IBV_WC_WITH_IMM}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int wcFlags(int i) {
         return (int) ibv_wc_wc_flags.get(array, at(i));
     }
 
+    /**
+     * {@return the P_Key index of a UD receive}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int pkeyIndex(int i) {
         return Short.toUnsignedInt((short) ibv_wc_pkey_index.get(array, at(i)));
     }
 
+    /**
+     * {@return the source LID of a UD receive (InfiniBand)}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int sourceLid(int i) {
         return Short.toUnsignedInt((short) ibv_wc_slid.get(array, at(i)));
     }
 
+    /**
+     * {@return the service level of a UD receive}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int serviceLevel(int i) {
         return Byte.toUnsignedInt((byte) ibv_wc_sl.get(array, at(i)));
     }
 
+    /**
+     * {@return the destination LID path bits of a UD receive}
+     *
+     * @param i the entry, below the count the last poll returned
+     */
     public int dlidPathBits(int i) {
         return Byte.toUnsignedInt((byte) ibv_wc_dlid_path_bits.get(array, at(i)));
     }
@@ -117,6 +218,9 @@ public final class WorkCompletions {
      * The typed error of a failed entry, its opcode unknown: ibv_poll_cq(3) defines only wr_id,
      * status, qp_num and vendor_err for a completion that failed, and rxe leaves 0
      * (IBV_WC_SEND) in {@code ibv_wc.opcode} of every error and flush, whatever was posted.
+     *
+     * @param i the entry, below the count the last poll returned
+     * @return the exception, not thrown
      */
     public WorkCompletionException error(int i) {
         return error(i, null);
@@ -125,6 +229,10 @@ public final class WorkCompletions {
     /**
      * The typed error of a failed entry, carrying the opcode the caller posted under its wr_id
      * (the completion itself does not report one), or null if it is not known.
+     *
+     * @param i            the entry, below the count the last poll returned
+     * @param postedOpcode the opcode posted under the entry's wr_id, or null
+     * @return the exception, not thrown
      */
     public WorkCompletionException error(int i, WcOpcode postedOpcode) {
         return new WorkCompletionException(status(i), wrId(i), postedOpcode, qpNumber(i), vendorError(i));

@@ -37,5 +37,5 @@ public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest)
 /** Starts an RPC server; suspends until it listens. */
 public suspend fun RpcServer.bindAwait(): DisposableRpcServer = bind().awaitOwned { it.dispose() }
 
-/** Builds an RPC server over [rdma]. */
+/** Builds an RPC server that accepts connections as this [RdmaServer] configures them ([RpcServer.create]). */
 public fun RdmaServer.rpc(): RpcServer = RpcServer.create(this)

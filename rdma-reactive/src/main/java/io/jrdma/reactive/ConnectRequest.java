@@ -17,10 +17,12 @@ import java.util.Optional;
  *                    for the common {address, rkey, length} layout)
  */
 public record ConnectRequest(InetSocketAddress peer, byte[] privateData, Optional<RegisteredBuffer> exposed) {
+    /** Copies {@code privateData}. */
     public ConnectRequest {
         privateData = privateData.clone();
     }
 
+    /** {@return a copy of what the client sent with its connect} */
     @Override
     public byte[] privateData() {
         return privateData.clone();

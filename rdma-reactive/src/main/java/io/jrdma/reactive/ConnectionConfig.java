@@ -76,102 +76,121 @@ public final class ConnectionConfig {
         this.rnrRetryCount = d.rnrRetryCount;
     }
 
-    /** 64 send credits, 64 posted receives, 4 KiB buffers, ADAPTIVE polling, 10 s to connect, 30 s per operation. */
+    /**
+     * 64 send credits, 64 posted receives, 4 KiB buffers, ADAPTIVE polling, 10 s to connect, 30 s per operation.
+     *
+     * @return the defaults, also 64 pooled buffers, 4 scatter-gather elements, 64 bytes inline, port 1,
+     *         16 READs/atomics each way and 7 (RNR) retries
+     */
     public static ConnectionConfig defaults() {
         return DEFAULTS;
     }
 
-    /** Send WRs in flight at most: the credits posts wait for. */
+    /** {@return the send WRs in flight at most: the credits posts wait for} */
     public int sendQueueDepth() {
         return sendQueueDepth;
     }
 
-    /** Receive buffers kept posted: how many messages a peer may send ahead (with a server's SRQ: its credit, see {@link RdmaServer#sharedReceiveQueue}). */
+    /**
+     * {@return the receive buffers kept posted: how many messages a peer may send ahead (with a
+     * server's SRQ: its credit, see {@link RdmaServer#sharedReceiveQueue})}
+     */
     public int receiveQueueDepth() {
         return receiveQueueDepth;
     }
 
-    /** Size of each pooled send and receive buffer: the largest message. */
+    /** {@return the size in bytes of each pooled send and receive buffer: the largest message} */
     public int bufferSize() {
         return bufferSize;
     }
 
-    /** Buffers of the connection's copy pool (registered on first use; each copying operation holds one while in flight). */
+    /**
+     * {@return the buffers of the connection's copy pool (registered on first use; each copying
+     * operation holds one while in flight)}
+     */
     public int bufferCount() {
         return bufferCount;
     }
 
-    /** Scatter-gather elements one send WR may list. */
+    /** {@return the scatter-gather elements one send WR may list} */
     public int maxScatterGather() {
         return maxScatterGather;
     }
 
-    /** How eagerly the connection's loop polls (a loop polls as eagerly as its most eager connection asks). */
+    /** {@return how eagerly the connection's loop polls (a loop polls as eagerly as its most eager connection asks)} */
     public PollingMode pollingMode() {
         return pollingMode;
     }
 
-    /** Bytes of memory this side exposes of its own for the peer's READ/WRITE/atomics (0 = none). */
+    /** {@return the bytes of memory this side exposes of its own for the peer's READ/WRITE/atomics (0 = none)} */
     public long exposedBufferSize() {
         return exposedBufferSize;
     }
 
-    /** What the peer may do with the exposed memory (least privilege: only what is listed). */
+    /** {@return a copy of what the peer may do with the exposed memory (least privilege: only what is listed)} */
     public Set<Access> exposedAccess() {
         return exposedAccess.isEmpty() ? EnumSet.noneOf(Access.class) : EnumSet.copyOf(exposedAccess);
     }
 
-    /** The limit for connection setup. */
+    /** {@return the limit for connection setup} */
     public Duration connectTimeout() {
         return connectTimeout;
     }
 
-    /** The limit for each operation, from subscription to completion. */
+    /** {@return the limit for each operation, from subscription to completion} */
     public Duration operationTimeout() {
         return operationTimeout;
     }
 
-    /** Sends and writes up to this size go inline (if the device grants it). */
+    /** {@return the size in bytes up to which sends and writes go inline (if the device grants it)} */
     public int maxInlineData() {
         return maxInlineData;
     }
 
-    /** The TCP path's RDMA device, or null for the one owning the local address. */
+    /** {@return the TCP path's RDMA device, or null for the one owning the local address} */
     public String device() {
         return device;
     }
 
-    /** The device's port number (from 1). */
+    /** {@return the device's port number (from 1)} */
     public int port() {
         return port;
     }
 
-    /** The TCP path's GID index, or -1 for the RoCE v2 GID of the local address. */
+    /** {@return the TCP path's GID index, or -1 for the RoCE v2 GID of the local address} */
     public int gidIndex() {
         return gidIndex;
     }
 
-    /** RDMA READs and atomics the peer may have outstanding at this side (rdma_conn_param's responder_resources; max_dest_rd_atomic). */
+    /**
+     * {@return the RDMA READs and atomics the peer may have outstanding at this side
+     * (rdma_conn_param's responder_resources; max_dest_rd_atomic), 0 to 255}
+     */
     public int responderResources() {
         return responderResources;
     }
 
-    /** RDMA READs and atomics this side may have outstanding at the peer (initiator_depth; max_rd_atomic). */
+    /** {@return the RDMA READs and atomics this side may have outstanding at the peer (initiator_depth; max_rd_atomic), 0 to 255} */
     public int initiatorDepth() {
         return initiatorDepth;
     }
 
-    /** Transport retries before a send fails with retry exceeded (retry_count, 0-7). */
+    /** {@return the transport retries before a send fails with retry exceeded (retry_count, 0-7)} */
     public int retryCount() {
         return retryCount;
     }
 
-    /** Retries after an RNR NAK (rnr_retry_count, 0-7; 7 retries forever). */
+    /** {@return the retries after an RNR NAK (rnr_retry_count, 0-7; 7 retries forever)} */
     public int rnrRetryCount() {
         return rnrRetryCount;
     }
 
-    /** What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region). */
+    /**
+     * What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region).
+     *
+     * @param shared whether a server's shared region is exposed on the connection
+     * @return {@link #exposedAccess()} when memory is exposed, else no access at all
+     */
     public Set<Access> qpAccess(boolean shared) {
         return exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
     }

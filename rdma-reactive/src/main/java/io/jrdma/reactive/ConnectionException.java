@@ -4,24 +4,43 @@ import io.jrdma.ffm.RdmaException;
 
 /** Connection-level failures, on the connect {@code Mono} or on pending operations. */
 public class ConnectionException extends RdmaException {
+    /**
+     * A failure without a cause.
+     *
+     * @param message what failed
+     */
     public ConnectionException(String message) {
         super(message);
     }
 
+    /**
+     * A failure with a cause.
+     *
+     * @param message what failed
+     * @param cause   the underlying failure (a {@link io.jrdma.ffm.CmException}, say), or null
+     */
     public ConnectionException(String message, Throwable cause) {
         super(message, cause);
     }
 
     /** The server rejected the connection, or nothing listens at the address. */
     public static final class Rejected extends ConnectionException {
+        /** The reject's private data. */
         private final byte[] reason;
 
+        /**
+         * A rejected connection.
+         *
+         * @param message what was rejected and why
+         * @param reason  the private data of the reject; copied
+         * @param cause   the underlying failure, or null
+         */
         public Rejected(String message, byte[] reason, Throwable cause) {
             super(message, cause);
             this.reason = reason.clone();
         }
 
-        /** The private data the server put into its reject (empty if none). */
+        /** {@return a copy of the private data the server put into its reject (empty if none)} */
         public byte[] reason() {
             return reason.clone();
         }
@@ -29,6 +48,12 @@ public class ConnectionException extends RdmaException {
 
     /** No route or no answer: address/route resolution failed or the peer is unreachable. */
     public static final class Unreachable extends ConnectionException {
+        /**
+         * An unreachable peer.
+         *
+         * @param message where, and which step failed
+         * @param cause   the underlying failure, or null
+         */
         public Unreachable(String message, Throwable cause) {
             super(message, cause);
         }
@@ -36,6 +61,11 @@ public class ConnectionException extends RdmaException {
 
     /** Setup did not finish within the connect timeout. */
     public static final class Timeout extends ConnectionException {
+        /**
+         * A setup that timed out.
+         *
+         * @param message which setup, and the timeout
+         */
         public Timeout(String message) {
             super(message);
         }
@@ -48,18 +78,32 @@ public class ConnectionException extends RdmaException {
     public static final class Closed extends ConnectionException {
         private final boolean orderly;
 
-        /** An orderly closure: one side closed the connection. */
+        /**
+         * An orderly closure: one side closed the connection.
+         *
+         * @param message what is closed
+         */
         public Closed(String message) {
             this(message, true);
         }
 
-        /** A closure that {@code orderly} says was one side's close, or else a failure. */
+        /**
+         * A closure that {@code orderly} says was one side's close, or else a failure.
+         *
+         * @param message what is closed
+         * @param orderly true for a close by either side, false for a failure
+         */
         public Closed(String message, boolean orderly) {
             super(message);
             this.orderly = orderly;
         }
 
-        /** A closure caused by {@code cause}: not orderly. */
+        /**
+         * A connection closed by a failure: not orderly.
+         *
+         * @param message what is closed
+         * @param cause   what closed it, or null
+         */
         public Closed(String message, Throwable cause) {
             super(message, cause);
             this.orderly = false;
@@ -67,10 +111,12 @@ public class ConnectionException extends RdmaException {
 
         /**
          * True when the connection ended because one side closed it ({@code close()},
-         * {@code dispose()}, the peer's disconnect or its process exiting); false when an error
+         * {@code dispose()}, the peer's disconnect); false when an error
          * closed it (a failed work request, a fatal device event, a failed setup:
          * {@link #getCause()} or the message says which). {@code receives()} completes on an
          * orderly closure and fails on any other.
+         *
+         * @return whether one side closed the connection, rather than an error
          */
         public boolean isOrderly() {
             return orderly;
@@ -79,6 +125,11 @@ public class ConnectionException extends RdmaException {
 
     /** The peer does not speak this protocol (bad magic/version in its connection descriptor). */
     public static final class Protocol extends ConnectionException {
+        /**
+         * A peer that broke the protocol.
+         *
+         * @param message what was wrong with what it sent
+         */
         public Protocol(String message) {
             super(message);
         }

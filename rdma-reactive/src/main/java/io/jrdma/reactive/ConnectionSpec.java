@@ -9,7 +9,10 @@ import java.util.function.Consumer;
 /**
  * What clients and servers configure alike: where, over which setup path, with which
  * {@link ConnectionConfig} and on which {@link RdmaResources}. Immutable: every setter returns a
- * new instance of the concrete type.
+ * new instance of the concrete type. Settings are validated as they are set: an out-of-range
+ * value fails the setter with {@link IllegalArgumentException}.
+ *
+ * @param <T> the concrete type, {@link RdmaClient} or {@link RdmaServer}, which every setter returns
  */
 public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits RdmaClient, RdmaServer {
     final String host;
@@ -38,26 +41,54 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         return copy(host, port, transport, config.with(change), resources);
     }
 
-    /** The server's address (client), or the address to listen on (server). */
+    /**
+     * The server's address (client), or the address to listen on (server).
+     *
+     * @param host a host name or IP address; a client's default is {@code 127.0.0.1}, a server's {@code 0.0.0.0}
+     * @return a copy with that host
+     */
     public T host(String host) {
         return copy(Objects.requireNonNull(host), port, transport, config, resources);
     }
 
-    /** The rdma_cm or TCP port; a server given 0 picks a free one. */
+    /**
+     * The rdma_cm or TCP port; a server given 0 picks a free one.
+     *
+     * @param port the port (default 7471)
+     * @return a copy with that port
+     */
     public T port(int port) {
         return copy(host, port, transport, config, resources);
     }
 
+    /**
+     * How the two sides set up their queue pairs; both must use the same.
+     *
+     * @param transport {@link Transport#RDMA_CM} (the default) or {@link Transport#TCP}
+     * @return a copy with that transport
+     */
     public T transport(Transport transport) {
         return copy(host, port, Objects.requireNonNull(transport), config, resources);
     }
 
-    /** The loops, setup threads and device domains to run on (default: {@link RdmaResources#shared()}). */
+    /**
+     * The loops, setup threads and device domains to run on (default: {@link RdmaResources#shared()}).
+     *
+     * @param resources the resources; the caller keeps owning them (disposing them closes this spec's connections)
+     * @return a copy on those resources
+     */
     public T resources(RdmaResources resources) {
         return copy(host, port, transport, config, Objects.requireNonNull(resources));
     }
 
-    /** Send WRs in flight and receives kept posted. */
+    /**
+     * Send WRs in flight and receives kept posted. The copy pool grows to at least {@code send}
+     * buffers, so every send credit can have one.
+     *
+     * @param send    send WRs in flight at most (default 64)
+     * @param receive receives kept posted: messages the peer may send ahead, at most 65535 (default 64)
+     * @return a copy with those depths
+     */
     public T queueDepth(int send, int receive) {
         return with(d -> {
             d.sendQueueDepth = send;
@@ -66,7 +97,13 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
-    /** Size and number of the copy pool's buffers (the largest message is one buffer; receive buffers have the same size). */
+    /**
+     * Size and number of the copy pool's buffers (the largest message is one buffer; receive buffers have the same size).
+     *
+     * @param size  bytes per buffer, at least 8 (default 4096)
+     * @param count buffers, at least 1 (default 64)
+     * @return a copy with those buffers
+     */
     public T buffers(int size, int count) {
         return with(d -> {
             d.bufferSize = size;
@@ -74,12 +111,22 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
-    /** How many scatter-gather elements one operation may list (default 4). */
+    /**
+     * How many scatter-gather elements one operation may list (default 4).
+     *
+     * @param elements at least 1; the device's max_sge bounds it
+     * @return a copy with that limit
+     */
     public T maxScatterGather(int elements) {
         return with(d -> d.maxScatterGather = elements);
     }
 
-    /** How eagerly completions are polled; a loop polls as eagerly as the most eager of its connections asks. */
+    /**
+     * How eagerly completions are polled; a loop polls as eagerly as the most eager of its connections asks.
+     *
+     * @param mode the polling mode (default {@link PollingMode#ADAPTIVE})
+     * @return a copy with that mode
+     */
     public T pollingMode(PollingMode mode) {
         return with(d -> d.pollingMode = Objects.requireNonNull(mode));
     }
@@ -87,6 +134,11 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     /**
      * Exposes {@code bytes} of registered memory of the connection's own (one region per
      * connection; above 2 GiB is fine) to the peer with exactly {@code access}.
+     *
+     * @param bytes the size of the region; 0 exposes nothing (the default)
+     * @param first an access the peer gets, e.g. {@link Access#REMOTE_WRITE}
+     * @param rest  more access
+     * @return a copy that exposes that memory
      */
     public T exposeBuffer(long bytes, Access first, Access... rest) {
         return with(d -> {
@@ -95,16 +147,34 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
+    /**
+     * The limit for connection setup: address and route resolution, connect and accept, or the
+     * TCP exchange.
+     *
+     * @param timeout positive (default 10 s)
+     * @return a copy with that limit
+     */
     public T connectTimeout(Duration timeout) {
         return with(d -> d.connectTimeout = timeout);
     }
 
-    /** The limit for each operation from subscription to completion (default 30 s): see {@link OperationTimeoutException}. */
+    /**
+     * The limit for each operation from subscription to completion (default 30 s): see {@link OperationTimeoutException}.
+     *
+     * @param timeout positive
+     * @return a copy with that limit
+     */
     public T operationTimeout(Duration timeout) {
         return with(d -> d.operationTimeout = timeout);
     }
 
-    /** For the TCP path: the device and port to use instead of the one owning the local address. */
+    /**
+     * For the TCP path: the device and port to use instead of the one owning the local address.
+     *
+     * @param name the device, e.g. {@code mlx5_0}
+     * @param port its port, from 1
+     * @return a copy with that device
+     */
     public T device(String name, int port) {
         return with(d -> {
             d.device = name;
@@ -112,7 +182,12 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
-    /** For the TCP path: the GID index to address the peer from, instead of the RoCE v2 GID of the local address. */
+    /**
+     * For the TCP path: the GID index to address the peer from, instead of the RoCE v2 GID of the local address.
+     *
+     * @param index a GID table index of the port, or -1 for the RoCE v2 GID of the local address (the default)
+     * @return a copy with that GID index
+     */
     public T gidIndex(int index) {
         return with(d -> d.gidIndex = index);
     }
@@ -123,6 +198,12 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * ({@code initiator_depth}), transport retries and RNR retries (7 = forever). Defaults 16, 16,
      * 7, 7. The TCP path programs the same values into the QP (max_dest_rd_atomic, max_rd_atomic,
      * retry_cnt, rnr_retry).
+     *
+     * @param responderResources RDMA READs/atomics the peer may have outstanding here, 0 to 255
+     * @param initiatorDepth     RDMA READs/atomics this side may have outstanding at the peer, 0 to 255
+     * @param retryCount         transport retries, 0 to 7
+     * @param rnrRetryCount      RNR retries, 0 to 7 (7 = forever)
+     * @return a copy with those parameters
      */
     public T connectionParameters(int responderResources, int initiatorDepth, int retryCount, int rnrRetryCount) {
         return with(d -> {
@@ -133,10 +214,18 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         });
     }
 
+    /**
+     * Sends and writes up to this size go inline: the NIC takes the bytes with the work request,
+     * without a DMA read of the buffer (if the device grants that much).
+     *
+     * @param bytes 0 for never (default 64)
+     * @return a copy with that inline size
+     */
     public T maxInlineData(int bytes) {
         return with(d -> d.maxInlineData = bytes);
     }
 
+    /** {@return the connection settings as configured so far} */
     public ConnectionConfig configuration() {
         return config;
     }

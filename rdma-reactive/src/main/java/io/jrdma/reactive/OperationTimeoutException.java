@@ -10,7 +10,9 @@ import java.time.Duration;
  * the NIC and keeps its buffers and its credit until its completion (or flush) arrives.
  */
 public final class OperationTimeoutException extends RdmaException {
+    /** The operation's opcode, or null. */
     private final SendOpcode opcode;
+    /** Whether the work request reached the send queue. */
     private final boolean posted;
 
     private OperationTimeoutException(String message, SendOpcode opcode, boolean posted) {
@@ -19,6 +21,15 @@ public final class OperationTimeoutException extends RdmaException {
         this.posted = posted;
     }
 
+    /**
+     * An operation that did not complete in time.
+     *
+     * @param opcode     what was posted, or was to be
+     * @param posted     whether the work request reached the send queue
+     * @param timeout    the operation timeout that expired
+     * @param connection the connection, for the message
+     * @return the exception, not thrown
+     */
     public static OperationTimeoutException of(SendOpcode opcode, boolean posted, Duration timeout, String connection) {
         return new OperationTimeoutException(opcode + " on " + connection + " did not complete within " + timeout.toMillis() + " ms: "
                 + (posted ? "posted, but no completion came (the peer stopped responding or posting receives);"
@@ -26,17 +37,24 @@ public final class OperationTimeoutException extends RdmaException {
                         : "never posted: no send credit came free (too many operations in flight)"), opcode, posted);
     }
 
+    /**
+     * An operation that waited in vain for a buffer of the connection's copy pool; nothing was posted.
+     *
+     * @param timeout    the operation timeout that expired
+     * @param connection the connection, for the message
+     * @return the exception, not thrown; its {@link #opcode()} is null
+     */
     public static OperationTimeoutException noPooledBuffer(Duration timeout, String connection) {
         return new OperationTimeoutException("no pooled buffer of " + connection + " came free within " + timeout.toMillis()
                 + " ms: every one is held by an operation in flight or by the application", null, false);
     }
 
-    /** The operation's opcode, or null if it timed out waiting for a pooled buffer before it had one. */
+    /** {@return the operation's opcode, or null if it timed out waiting for a pooled buffer before it had one} */
     public SendOpcode opcode() {
         return opcode;
     }
 
-    /** True when the work request reached the send queue (it may still execute); false when it never did. */
+    /** {@return true when the work request reached the send queue (it may still execute); false when it never did} */
     public boolean wasPosted() {
         return posted;
     }

@@ -13,7 +13,14 @@ public class RdmaOperationException extends WorkCompletionException {
         super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), 0, detail);
     }
 
-    /** The typed exception for a failed completion; {@code posted} names what was posted (a failed completion's opcode is undefined). */
+    /**
+     * The typed exception for a failed completion; {@code posted} names what was posted (a failed completion's opcode is undefined).
+     *
+     * @param wc     the completion
+     * @param posted the opcode posted under its wr_id, or null when unknown
+     * @return a {@link RemoteAccessException}, {@link RetryExceededException}, {@link ReceiverNotReadyException}
+     *         or {@link FlushedException} for those statuses, else an RdmaOperationException; not thrown
+     */
     public static RdmaOperationException of(WorkCompletion wc, WcOpcode posted) {
         WorkCompletion named = wc.opcode() == WcOpcode.UNKNOWN || wc.status() != WcStatus.IBV_WC_SUCCESS && posted != null
                 ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber())

@@ -31,17 +31,33 @@ public final class RdmaResources implements Disposable {
         this.core = core;
     }
 
-    /** Process-wide resources with daemon threads (one loop per available processor); the default of every client and server. */
+    /**
+     * Process-wide resources with daemon threads (one loop per available processor); the default of every client and server.
+     *
+     * @return the same instance on every call, started on first use
+     */
     public static RdmaResources shared() {
         return Shared.INSTANCE;
     }
 
-    /** Resources with one loop per available processor; thread names start with {@code threadNamePrefix}. */
+    /**
+     * Resources with one loop per available processor; thread names start with {@code threadNamePrefix}.
+     *
+     * @param threadNamePrefix the start of the thread names
+     * @return new resources; the caller owns them and disposes them
+     */
     public static RdmaResources create(String threadNamePrefix) {
         return create(threadNamePrefix, defaultLoops());
     }
 
-    /** Resources with {@code loops} poller loops (at least 1). */
+    /**
+     * Resources with {@code loops} poller loops (at least 1).
+     *
+     * @param threadNamePrefix the start of the thread names
+     * @param loops            the number of poller loops, from 1
+     * @return new resources; the caller owns them and disposes them
+     * @throws IllegalArgumentException when {@code loops} is below 1
+     */
     public static RdmaResources create(String threadNamePrefix, int loops) {
         return new RdmaResources(new ResourcesCore(threadNamePrefix, loops, true));
     }
@@ -54,17 +70,17 @@ public final class RdmaResources implements Disposable {
         return core;
     }
 
-    /** The number of poller loops. */
+    /** {@return the number of poller loops} */
     public int loops() {
         return core.loops().loops().size();
     }
 
-    /** The loop threads' ids (for {@code ThreadMXBean} CPU accounting). */
+    /** {@return the loop threads' ids (for {@code ThreadMXBean} CPU accounting)} */
     public List<Long> loopThreadIds() {
         return core.loops().loops().stream().map(Loop::threadId).toList();
     }
 
-    /** Connections currently open on these resources. */
+    /** {@return the number of connections currently open on these resources} */
     public int openConnections() {
         return core.openConnections();
     }
@@ -72,6 +88,10 @@ public final class RdmaResources implements Disposable {
     /**
      * The protection domain of the device called {@code deviceName}, shared by every connection of
      * that device on these resources: register memory here once and use it on all of them.
+     *
+     * @param deviceName the device, e.g. {@code rxe0} or {@code mlx5_0}
+     * @return its domain, created on first use
+     * @throws io.jrdma.ffm.NoRdmaDeviceException when there is no device of that name
      */
     public MemoryDomain domain(String deviceName) {
         return core.domains().named(deviceName);
@@ -80,6 +100,8 @@ public final class RdmaResources implements Disposable {
     /**
      * Refuses new connections from now on and closes every server and connection, concurrently;
      * then stops the threads. Completes when all of that is done. Blocks no thread.
+     *
+     * @return completes once everything is closed and the threads have stopped
      */
     public Mono<Void> disposeLater() {
         return core.disposeLater();

@@ -59,6 +59,14 @@ public final class BufferPool implements AutoCloseable {
      * {@code access}, in {@code pd}. Within an {@link io.jrdma.reactive.RdmaResources}, prefer
      * {@link MemoryDomain#createPool}: it uses the protection domain every connection of the
      * device shares.
+     *
+     * @param pd         the protection domain to register in; it must stay open until the pool is released
+     * @param bufferSize bytes per buffer, from 1 (each buffer starts on a 64-byte boundary)
+     * @param count      buffers, from 1
+     * @param access     what the device and peers may do with the buffers
+     * @return the pool; the caller owns it and closes it
+     * @throws IllegalArgumentException when {@code bufferSize} or {@code count} is not positive
+     * @throws io.jrdma.ffm.MemoryLockLimitException when pinning the region would exceed RLIMIT_MEMLOCK
      */
     public static BufferPool create(ProtectionDomain pd, int bufferSize, int count, Set<Access> access) {
         return register(pd, bufferSize, count, access, () -> { });
@@ -78,15 +86,20 @@ public final class BufferPool implements AutoCloseable {
         return (bufferSize + 63L) & ~63L;
     }
 
-    /** The size of each buffer (a pool of buffers larger than 2 GiB reports Integer.MAX_VALUE; see {@link RegisteredBuffer#capacity()}). */
+    /**
+     * {@return the size of each buffer in bytes (a pool of buffers larger than 2 GiB reports
+     * Integer.MAX_VALUE; see {@link RegisteredBuffer#capacity()})}
+     */
     public int bufferSize() {
         return (int) Math.min(bufferSize, Integer.MAX_VALUE);
     }
 
+    /** {@return the number of buffers in the pool} */
     public int capacity() {
         return all.length;
     }
 
+    /** {@return the number of buffers free right now} */
     public synchronized int available() {
         return free.size();
     }
@@ -103,6 +116,7 @@ public final class BufferPool implements AutoCloseable {
     /**
      * A buffer now, or null when all are in use.
      *
+     * @return a buffer the caller holds until it releases it, or null
      * @throws ConnectionException.Closed once the pool is closed
      */
     public synchronized RegisteredBuffer tryAcquire() {
@@ -117,6 +131,8 @@ public final class BufferPool implements AutoCloseable {
      * subscriber that cancels never receives one, and a buffer coming back as it cancels goes to
      * the next waiter or the free list, never astray. Fails with {@link ConnectionException.Closed}
      * once the pool is closed.
+     *
+     * @return emits a buffer the subscriber holds until it releases it
      */
     public Mono<RegisteredBuffer> acquire() {
         return HandOff.create(this::awaitBuffer, w -> {
@@ -199,12 +215,12 @@ public final class BufferPool implements AutoCloseable {
         action.run();
     }
 
-    /** True once every buffer is back and the region is deregistered. */
+    /** {@return true once the pool is closed, every buffer is back and the region is deregistered} */
     public synchronized boolean isReleased() {
         return released;
     }
 
-    /** True once {@link #close()} was called. */
+    /** {@return true once {@link #close()} was called} */
     public synchronized boolean isClosed() {
         return closing;
     }

@@ -15,6 +15,10 @@ import java.util.Objects;
 public record CallOptions(Duration timeout, int retries, IdempotencyKey idempotencyKey, int responseCapacity) {
     private static final CallOptions DEFAULTS = new CallOptions(Duration.ofSeconds(30), 0, null, -1);
 
+    /**
+     * Checks the options: a positive timeout, no negative retries, a response capacity of -1 or more
+     * ({@link IllegalArgumentException} otherwise; {@link NullPointerException} for a null timeout).
+     */
     public CallOptions {
         Objects.requireNonNull(timeout, "timeout");
         if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("timeout must be positive");
@@ -22,24 +26,52 @@ public record CallOptions(Duration timeout, int retries, IdempotencyKey idempote
         if (responseCapacity < -1) throw new IllegalArgumentException("responseCapacity must be -1 (automatic), 0 or positive");
     }
 
-    /** 30 s per attempt, no retries, no key, automatic response window. */
+    /**
+     * 30 s per attempt, no retries, no key, automatic response window.
+     *
+     * @return the defaults
+     */
     public static CallOptions defaults() {
         return DEFAULTS;
     }
 
+    /**
+     * These options with another timeout per attempt.
+     *
+     * @param timeout positive
+     * @return a copy
+     */
     public CallOptions timeout(Duration timeout) {
         return new CallOptions(timeout, retries, idempotencyKey, responseCapacity);
     }
 
-    /** Retries are made safe by the idempotency key: without an explicit one, each call gets a random key. */
+    /**
+     * Retries are made safe by the idempotency key: without an explicit one, each call gets a random key.
+     *
+     * @param retries further attempts after a timeout or OVERLOADED, from 0
+     * @return a copy
+     */
     public CallOptions retries(int retries) {
         return new CallOptions(timeout, retries, idempotencyKey, responseCapacity);
     }
 
+    /**
+     * These options with a key that names the call across attempts, and across clients.
+     *
+     * @param key the key, or null for a random one when retrying and none otherwise
+     * @return a copy
+     */
     public CallOptions idempotencyKey(IdempotencyKey key) {
         return new CallOptions(timeout, retries, key, responseCapacity);
     }
 
+    /**
+     * These options with another response window.
+     *
+     * @param bytes the window for a large response frame, header included; -1 as large as a staged
+     *              request, 0 none (a response must then fit a receive buffer)
+     * @return a copy
+     */
     public CallOptions responseCapacity(int bytes) {
         return new CallOptions(timeout, retries, idempotencyKey, bytes);
     }

@@ -9,21 +9,46 @@ import java.nio.charset.StandardCharsets;
  * Turns values into payload bytes and back. The library ships raw bytes, UTF-8 and the two
  * formats of the sample functions; plug in protobuf or JSON by implementing the two methods,
  * e.g. {@code Codec.of(Msg::toByteArray, Msg::parseFrom)} - the library depends on neither.
+ *
+ * @param <T> the type of the values
  */
 public interface Codec<T> {
+    /**
+     * The payload bytes of {@code value}.
+     *
+     * @param value the value to send
+     * @return its bytes; the caller does not change them
+     */
     byte[] encode(T value);
 
+    /**
+     * The value of payload bytes.
+     *
+     * @param bytes the payload, all of it
+     * @return the value
+     * @throws RuntimeException when the bytes are not a valid encoding (the call then fails)
+     */
     T decode(byte[] bytes);
 
     /**
      * Decodes a request payload in registered memory. The default copies it once; a codec that can
      * parse from a {@code ByteBuffer} or segment in place may override it to avoid the copy.
+     *
+     * @param payload the payload, read-only, valid only during the call
+     * @return the value, which must not keep a reference to {@code payload}
      */
     default T decode(MemorySegment payload) {
         return decode(payload.toArray(ValueLayout.JAVA_BYTE));
     }
 
-    /** A codec from two functions (method references to a generated message class, for example). */
+    /**
+     * A codec from two functions (method references to a generated message class, for example).
+     *
+     * @param <T>     the type of the values
+     * @param encoder value to bytes
+     * @param decoder bytes to value
+     * @return the codec
+     */
     static <T> Codec<T> of(java.util.function.Function<? super T, byte[]> encoder, java.util.function.Function<byte[], ? extends T> decoder) {
         return new Codec<>() {
             @Override
@@ -38,22 +63,25 @@ public interface Codec<T> {
         };
     }
 
-    /** The payload as it is. */
+    /** {@return a codec that passes the payload as it is, without copying the array} */
     static Codec<byte[]> raw() {
         return Codecs.RAW;
     }
 
-    /** Text as UTF-8 (malformed input decodes with replacement characters, never throws). */
+    /** {@return a codec of text as UTF-8 (malformed input decodes with replacement characters, never throws)} */
     static Codec<String> utf8() {
         return Codecs.UTF8;
     }
 
-    /** A vector of longs, 8 bytes each, big-endian (the {@code sum} sample's request). */
+    /**
+     * {@return a codec of a vector of longs, 8 bytes each, big-endian (the {@code sum} sample's
+     * request); decoding fails on a length that is not a multiple of 8}
+     */
     static Codec<long[]> longArray() {
         return Codecs.LONGS;
     }
 
-    /** One long, 8 bytes big-endian (the {@code sum} sample's response). */
+    /** {@return a codec of one long, 8 bytes big-endian (the {@code sum} sample's response); decoding fails on other lengths} */
     static Codec<Long> int64() {
         return Codecs.INT64;
     }

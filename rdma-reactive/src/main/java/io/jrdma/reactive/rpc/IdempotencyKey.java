@@ -11,19 +11,28 @@ import java.util.UUID;
  * once while it remembers the key (see {@link RpcServer#resultTable}); a retry with the same key
  * gets the first execution's result. Keys are server-wide, like an HTTP Idempotency-Key: two
  * clients that pick the same key share one execution.
+ *
+ * @param high the upper 64 bits
+ * @param low  the lower 64 bits; not both zero
  */
 public record IdempotencyKey(long high, long low) {
+    /** Checks that the key is not all zeros, which the wire uses for "no key" ({@link IllegalArgumentException}). */
     public IdempotencyKey {
         if (high == 0 && low == 0) throw new IllegalArgumentException("the all-zero idempotency key is reserved (no key)");
     }
 
-    /** A fresh random key (122 random bits, from {@link UUID#randomUUID()}). */
+    /** {@return a fresh random key (122 random bits, from {@link UUID#randomUUID()})} */
     public static IdempotencyKey random() {
         UUID u = UUID.randomUUID();
         return new IdempotencyKey(u.getMostSignificantBits(), u.getLeastSignificantBits());
     }
 
-    /** A key derived from an application identifier, e.g. an order number: SHA-256 of its UTF-8, first 128 bits. */
+    /**
+     * A key derived from an application identifier, e.g. an order number: SHA-256 of its UTF-8, first 128 bits.
+     *
+     * @param name the identifier; equal names give equal keys, on every client
+     * @return the key
+     */
     public static IdempotencyKey of(String name) {
         try {
             ByteBuffer d = ByteBuffer.wrap(MessageDigest.getInstance("SHA-256").digest(name.getBytes(StandardCharsets.UTF_8)));

@@ -10,6 +10,7 @@ import java.time.Duration;
 public class RpcException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
+    /** The function called, or null. */
     private final String function;
 
     RpcException(String function, String message, Throwable cause) {
@@ -17,12 +18,12 @@ public class RpcException extends RdmaException {
         this.function = function;
     }
 
-    /** The function called, or null for failures not tied to one call. */
+    /** {@return the function called, or null for failures not tied to one call} */
     public String function() {
         return function;
     }
 
-    /** True if the function ran, or may have run, for this call. */
+    /** {@return true if the function ran, or may have run, for this call} */
     public boolean executed() {
         return false;
     }
@@ -31,6 +32,11 @@ public class RpcException extends RdmaException {
     public static final class UnknownFunction extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A call to a function the server does not have.
+         *
+         * @param function the name called
+         */
         public UnknownFunction(String function) {
             super(function, "no such function on the server", null);
         }
@@ -40,13 +46,21 @@ public class RpcException extends RdmaException {
     public static final class HandlerFailed extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /** What the handler threw. */
         private final String remoteMessage;
 
+        /**
+         * A handler that failed.
+         *
+         * @param function      the function called
+         * @param remoteMessage what it threw (class and message), as the server sent it
+         */
         public HandlerFailed(String function, String remoteMessage) {
             super(function, "the handler failed: " + remoteMessage, null);
             this.remoteMessage = remoteMessage;
         }
 
+        /** {@return what the handler threw (class and message), as the server sent it} */
         public String remoteMessage() {
             return remoteMessage;
         }
@@ -61,6 +75,12 @@ public class RpcException extends RdmaException {
     public static final class BadRequest extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A request the server found malformed.
+         *
+         * @param function the function called
+         * @param reason   what the server found wrong
+         */
         public BadRequest(String function, String reason) {
             super(function, "bad request: " + reason, null);
         }
@@ -70,6 +90,12 @@ public class RpcException extends RdmaException {
     public static final class Overloaded extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A call the server pushed back.
+         *
+         * @param function the function called
+         * @param reason   what the server ran out of
+         */
         public Overloaded(String function, String reason) {
             super(function, "server overloaded: " + reason, null);
         }
@@ -79,15 +105,23 @@ public class RpcException extends RdmaException {
     public static final class ResponseTooLarge extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /** The response frame's size, header included. */
         private final long requiredBytes;
 
+        /**
+         * A result larger than the response window.
+         *
+         * @param function      the function called
+         * @param requiredBytes the response frame's size, header included
+         * @param windowBytes   the window the call had
+         */
         public ResponseTooLarge(String function, long requiredBytes, int windowBytes) {
             super(function, "the response needs " + requiredBytes + " bytes, the response window has " + windowBytes
                     + " (set CallOptions.responseCapacity; with an idempotency key the client fetches it without re-executing)", null);
             this.requiredBytes = requiredBytes;
         }
 
-        /** The response frame's size, header included: the capacity to ask for. */
+        /** {@return the response frame's size, header included: the capacity to ask for} */
         public long requiredBytes() {
             return requiredBytes;
         }
@@ -102,6 +136,11 @@ public class RpcException extends RdmaException {
     public static final class AlreadyExecuted extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A keyed retry whose result is gone.
+         *
+         * @param function the function called
+         */
         public AlreadyExecuted(String function) {
             super(function, "already executed under this idempotency key; the server did not retain the result", null);
         }
@@ -119,13 +158,22 @@ public class RpcException extends RdmaException {
     public static final class Timeout extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /** Attempts made. */
         private final int attempts;
 
+        /**
+         * A call without a response.
+         *
+         * @param function the function called
+         * @param timeout  the timeout of each attempt
+         * @param attempts the attempts made, from 1
+         */
         public Timeout(String function, Duration timeout, int attempts) {
             super(function, "no response within " + timeout.toMillis() + " ms" + (attempts > 1 ? " (" + attempts + " attempts)" : ""), null);
             this.attempts = attempts;
         }
 
+        /** {@return the attempts made, each of which timed out} */
         public int attempts() {
             return attempts;
         }
@@ -140,6 +188,12 @@ public class RpcException extends RdmaException {
     public static final class PayloadTooLarge extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A payload that cannot be sent.
+         *
+         * @param function the function called
+         * @param reason   the sizes, and what would allow it
+         */
         public PayloadTooLarge(String function, String reason) {
             super(function, reason, null);
         }
@@ -149,6 +203,12 @@ public class RpcException extends RdmaException {
     public static final class ConnectionLost extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A call whose connection closed.
+         *
+         * @param function the function called
+         * @param cause    why the connection closed, or null
+         */
         public ConnectionLost(String function, Throwable cause) {
             super(function, "the connection closed before the response arrived" + (cause == null ? "" : ": " + cause.getMessage()), cause);
         }
@@ -163,6 +223,11 @@ public class RpcException extends RdmaException {
     public static final class Protocol extends RpcException {
         private static final long serialVersionUID = 1L;
 
+        /**
+         * A peer that broke the protocol.
+         *
+         * @param message what was wrong with what it sent
+         */
         public Protocol(String message) {
             super(null, message, null);
         }

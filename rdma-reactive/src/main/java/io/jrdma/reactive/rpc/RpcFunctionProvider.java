@@ -11,6 +11,10 @@ import java.util.Map;
  * deploy - nothing a peer sends is ever loaded or executed.
  */
 public interface RpcFunctionProvider {
-    /** Function name to handler; names follow the same rules as {@link RpcServer#register}. */
+    /**
+     * Function name to handler; names follow the same rules as {@link RpcServer#register}.
+     *
+     * @return the functions to register; called when a server that names this provider binds
+     */
     Map<String, RpcHandler> functions();
 }

@@ -12,14 +12,34 @@ import reactor.core.publisher.Mono;
  */
 @FunctionalInterface
 public interface RpcHandler {
+    /**
+     * Runs the function for one call.
+     *
+     * @param request the call; its payload is valid until the returned {@code Mono} terminates or is cancelled
+     * @return the response payload, empty for no bytes, or an error for {@link RpcStatus#HANDLER_ERROR}
+     */
     Mono<byte[]> handle(RpcRequest request);
 
-    /** A synchronous function of the request. */
+    /**
+     * A synchronous function of the request.
+     *
+     * @param function request to response payload; null answers no bytes, a throw answers HANDLER_ERROR
+     * @return the handler
+     */
     static RpcHandler of(Function<RpcRequest, byte[]> function) {
         return request -> Mono.fromCallable(() -> function.apply(request));
     }
 
-    /** A typed function: the payload decoded with {@code in}, the result encoded with {@code out}. */
+    /**
+     * A typed function: the payload decoded with {@code in}, the result encoded with {@code out}.
+     *
+     * @param <I>      the request type
+     * @param <O>      the response type
+     * @param in       decodes the request payload
+     * @param out      encodes the result
+     * @param function the function, asynchronous; an empty {@code Mono} answers no bytes
+     * @return the handler
+     */
     static <I, O> RpcHandler typed(Codec<I> in, Codec<O> out, Function<? super I, ? extends Mono<? extends O>> function) {
         return request -> Mono.defer(() -> function.apply(request.decode(in))).map(out::encode);
     }

@@ -33,61 +33,82 @@ public final class RpcRequest {
         this.fetched = fetched;
     }
 
-    /** A request over plain memory, for testing handlers without a connection. */
+    /**
+     * A request over plain memory, for testing handlers without a connection.
+     *
+     * @param function the function name
+     * @param payload  the payload; copied
+     * @return a request with id 1, no key and no registered buffer
+     */
     public static RpcRequest of(String function, byte[] payload) {
         return new RpcRequest(function, 1, null, MemorySegment.ofArray(payload.clone()), null, 0, false);
     }
 
+    /** {@return the name of the function called} */
     public String function() {
         return function;
     }
 
-    /** The id the client gave this attempt (unique per connection, increasing). */
+    /** {@return the id the client gave this attempt (unique per connection, increasing)} */
     public long requestId() {
         return requestId;
     }
 
+    /** {@return the call's idempotency key, if the client sent one} */
     public Optional<IdempotencyKey> idempotencyKey() {
         return Optional.ofNullable(key);
     }
 
+    /** {@return the payload's length in bytes} */
     public int length() {
         return (int) payload.byteSize();
     }
 
-    /** The payload, read-only, in registered memory (on-heap only for {@link #of}). */
+    /** {@return the payload, read-only, in registered memory (on-heap only for {@link #of})} */
     public MemorySegment payload() {
         return payload;
     }
 
-    /** The registered buffer the payload lives in (at {@link #offset()}), e.g. to post it elsewhere; null for {@link #of}. */
+    /**
+     * {@return the registered buffer the payload lives in (at {@link #offset()}), e.g. to post it
+     * elsewhere; null for {@link #of}}
+     */
     public RegisteredBuffer buffer() {
         return buffer;
     }
 
+    /** {@return where the payload starts in {@link #buffer()}} */
     public int offset() {
         return offset;
     }
 
-    /** True when the server fetched the payload with RDMA READ (it was too large for a SEND). */
+    /** {@return true when the server fetched the payload with RDMA READ (it was too large for a SEND)} */
     public boolean fetched() {
         return fetched;
     }
 
+    /** {@return a copy of the payload} */
     public byte[] bytes() {
         return payload.toArray(ValueLayout.JAVA_BYTE);
     }
 
+    /** {@return the payload decoded as UTF-8} */
     public String text() {
         return new String(bytes(), StandardCharsets.UTF_8);
     }
 
-    /** A read-only view of the payload, without a copy. */
+    /** {@return a read-only view of the payload, without a copy; valid as long as the payload is} */
     public ByteBuffer asByteBuffer() {
         return payload.asByteBuffer();
     }
 
-    /** The payload decoded by {@code codec} (in place where the codec can). */
+    /**
+     * The payload decoded by {@code codec} (in place where the codec can).
+     *
+     * @param <T>   the value type
+     * @param codec the codec
+     * @return the value
+     */
     public <T> T decode(Codec<T> codec) {
         return codec.decode(payload);
     }

@@ -6,6 +6,8 @@ package io.jrdma.reactive.rpc;
  * {@code hellos}, {@code replayed}, {@code joined}, or an execution ({@code executed}); once its
  * receive buffer is posted again it counts in {@code framesDone}.
  *
+ * @param connectionsAccepted connections accepted since the server started
+ * @param connectionsOpen   connections open now
  * @param frames            SENDs received (and WRITE_WITH_IMM notifications, which are dropped)
  * @param framesDone        of those, whose receive buffer went back to the receive queue
  * @param dropped           unusable frames (truncated header, bad magic/version, header checksum): no answer, a log line
@@ -30,7 +32,7 @@ public record RpcServerStats(long connectionsAccepted, long connectionsOpen, lon
                              long handlerErrors, long replayed, long joined, long payloadsFetched, long responsesSent,
                              long responsesWritten, long responsesTooLarge, long responseFailures, long running,
                              long resultTableSize) {
-    /** Frames that were turned away without running anything: dropped, rejected, unknown function or overloaded. */
+    /** {@return the frames that were turned away without running anything: dropped, rejected, unknown function or overloaded} */
     public long refused() {
         return dropped + rejected + unknownFunction + overloaded;
     }

@@ -28,17 +28,22 @@ public enum RpcStatus {
         this.executed = executed;
     }
 
-    /** The wire value. */
+    /** {@return the wire value} */
     public int code() {
         return code;
     }
 
-    /** True when the function was (or may have been) executed for this request or an earlier attempt with its key. */
+    /** {@return true when the function was (or may have been) executed for this request or an earlier attempt with its key} */
     public boolean executed() {
         return executed;
     }
 
-    /** The status with wire value {@code code}, or null for a value this version does not know. */
+    /**
+     * The status with wire value {@code code}, or null for a value this version does not know.
+     *
+     * @param code the status byte of a response frame
+     * @return the status, or null
+     */
     public static RpcStatus of(int code) {
         for (RpcStatus s : values()) if (s.code == code) return s;
         return null;
