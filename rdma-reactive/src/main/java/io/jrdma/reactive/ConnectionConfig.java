@@ -34,6 +34,8 @@ public final class ConnectionConfig {
     private final int initiatorDepth;
     private final int retryCount;
     private final int rnrRetryCount;
+    private final boolean metrics;
+    private final boolean wiretap;
 
     private ConnectionConfig(Draft d) {
         if (d.sendQueueDepth < 1 || d.receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
@@ -68,6 +70,8 @@ public final class ConnectionConfig {
         this.operationTimeout = d.operationTimeout;
         this.maxInlineData = d.maxInlineData;
         this.device = d.device;
+        this.metrics = d.metrics;
+        this.wiretap = d.wiretap;
         this.port = d.port;
         this.gidIndex = d.gidIndex;
         this.responderResources = d.responderResources;
@@ -185,6 +189,16 @@ public final class ConnectionConfig {
         return rnrRetryCount;
     }
 
+    /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
+    public boolean metrics() {
+        return metrics;
+    }
+
+    /** {@return whether every work request and completion is logged (logger {@code io.jrdma.reactive.wiretap}, DEBUG)} */
+    public boolean wiretap() {
+        return wiretap;
+    }
+
     /**
      * What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region).
      *
@@ -210,7 +224,7 @@ public final class ConnectionConfig {
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
-                && rnrRetryCount == c.rnrRetryCount;
+                && rnrRetryCount == c.rnrRetryCount && metrics == c.metrics && wiretap == c.wiretap;
     }
 
     @Override
@@ -224,7 +238,8 @@ public final class ConnectionConfig {
                 + bufferSize + ", sge " + maxScatterGather + ", " + pollingMode + ", exposed " + exposedBufferSize + " " + exposedAccess
                 + ", connect " + connectTimeout + ", operation " + operationTimeout + ", inline " + maxInlineData
                 + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex)
-                + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount + "]";
+                + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
+                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + "]";
     }
 
     /** The fields of a configuration under change; building validates them. */
@@ -237,6 +252,7 @@ public final class ConnectionConfig {
         Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
         Duration connectTimeout = Duration.ofSeconds(10), operationTimeout = Duration.ofSeconds(30);
         String device;
+        boolean metrics, wiretap;
 
         private Draft() {}
 
@@ -259,6 +275,8 @@ public final class ConnectionConfig {
             initiatorDepth = c.initiatorDepth;
             retryCount = c.retryCount;
             rnrRetryCount = c.rnrRetryCount;
+            metrics = c.metrics;
+            wiretap = c.wiretap;
         }
 
         private ConnectionConfig build() {

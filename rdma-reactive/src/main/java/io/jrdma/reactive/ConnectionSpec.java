@@ -1,6 +1,7 @@
 package io.jrdma.reactive;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.reactive.internal.observe.Metering;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -223,6 +224,38 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      */
     public T maxInlineData(int bytes) {
         return with(d -> d.maxInlineData = bytes);
+    }
+
+    /**
+     * Records what the connections do to Micrometer's global registry ({@code Metrics.globalRegistry}),
+     * like Reactor Netty's {@code metrics(true)}: {@code jrdma.operations} (counter; tags
+     * {@code opcode}, {@code status}), {@code jrdma.operation.bytes} (counter; {@code opcode}),
+     * {@code jrdma.operation.time} (timer from post to completion; {@code opcode}),
+     * {@code jrdma.operations.in.flight} (gauge: send credits in use), and per loop
+     * {@code jrdma.loop.completions} and {@code jrdma.loop.sleep} (seconds asleep in poll(2): the
+     * loop's idle time; tag {@code loop}). The library's operation {@code Mono}s are then named
+     * {@code jrdma.<opcode>} for Reactor's {@code tap()}. Needs {@code io.micrometer:micrometer-core}
+     * on the class or module path; throws {@link IllegalStateException} here if it is missing.
+     *
+     * @param enabled whether to record
+     * @return a copy with metrics on or off
+     */
+    public T metrics(boolean enabled) {
+        if (enabled) Metering.requireMicrometer();
+        return with(d -> d.metrics = enabled);
+    }
+
+    /**
+     * Logs every work request as it is posted and every completion as it is taken, with its
+     * opcode, length, status and QP, at DEBUG to the logger {@code io.jrdma.reactive.wiretap}
+     * (like Reactor Netty's {@code wiretap(true)}); raise that logger's level to see them. Costs
+     * a string per event when the logger is enabled, nothing measurable when it is not.
+     *
+     * @param enabled whether to log
+     * @return a copy with the wiretap on or off
+     */
+    public T wiretap(boolean enabled) {
+        return with(d -> d.wiretap = enabled);
     }
 
     /** {@return the connection settings as configured so far} */

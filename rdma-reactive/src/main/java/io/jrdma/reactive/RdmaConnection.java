@@ -185,7 +185,8 @@ public final class RdmaConnection implements Disposable {
      */
     public Flux<ReceivedMessage> receives() {
         return Flux.defer(this::receive).repeat()
-                .onErrorComplete(e -> e instanceof ConnectionException.Closed c && c.isOrderly());
+                .onErrorComplete(e -> e instanceof ConnectionException.Closed c && c.isOrderly())
+                .name("jrdma.receives");
     }
 
     /**
@@ -196,7 +197,7 @@ public final class RdmaConnection implements Disposable {
      * demand and those nobody requested are not emitted.
      */
     public Flux<WorkCompletion> completions() {
-        return core.completions();
+        return core.completions().name("jrdma.completions");
     }
 
     // ------------------------------------------------------------------------------ memory
@@ -393,7 +394,8 @@ public final class RdmaConnection implements Disposable {
 
     /** Bad arguments (a range outside a buffer, say) reach the subscriber as an error, not the caller as a throw. */
     private Mono<WorkCompletion> post(Supplier<SendQueue.Op> op) {
-        return Mono.defer(() -> submit(op.get()));
+        Mono<WorkCompletion> posting = Mono.defer(() -> submit(op.get()));
+        return config.metrics() ? posting.name("jrdma.operation") : posting;  // an allocation per operation, so only on request
     }
 
     /** Checks what can be checked before the NIC sees it, then queues the operation for a credit. */

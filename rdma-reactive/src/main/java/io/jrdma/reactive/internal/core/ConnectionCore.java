@@ -23,6 +23,7 @@ import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.internal.observe.Observer;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
 import io.jrdma.reactive.memory.ReceivedMessage;
@@ -100,6 +101,8 @@ public final class ConnectionCore implements Loop.Member {
     private volatile boolean exposedLingers;     // destroyed while messages were held: they may point into it
     private final AtomicBoolean exposedReleased = new AtomicBoolean();
     private final CompletionStream completions;
+    private final Observer observer;             // Observer.NONE unless metrics or wiretap
+    private final long[] postedAt, postedBytes;  // per send slot, only for an observer that wants them
     private final CloseState close = new CloseState();
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
@@ -128,6 +131,9 @@ public final class ConnectionCore implements Loop.Member {
                 description);
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
+        this.observer = Observer.of(config, description, loop);
+        this.postedAt = observer.timed() ? new long[config.sendQueueDepth()] : null;
+        this.postedBytes = observer == Observer.NONE ? null : new long[config.sendQueueDepth()];
     }
 
     /** What a setup path knows before the QP exists. */
@@ -383,7 +389,12 @@ public final class ConnectionCore implements Loop.Member {
         } else if (op.remote != null) {
             wr.rdma(op.remote.address() + op.remoteOffset, op.remote.rkey());
         }
+        if (postedBytes != null) {  // before the post: its completion may be taken before postSend returns
+            postedBytes[slot] = op.length;
+            if (postedAt != null) postedAt[slot] = System.nanoTime();
+        }
         qp.postSend(wr);
+        observer.posted(op.opcode, slot, op.length);
     }
 
     /** The receive queue's poster, called under its lock. */
@@ -415,11 +426,16 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void onSendCompletion(WorkCompletion wc) {
+        if (postedBytes != null) {
+            int slot = (int) wc.wrId();
+            observer.completed(wc.opcode(), wc.status(), wc.wrId(), postedBytes[slot], postedAt != null ? System.nanoTime() - postedAt[slot] : -1);
+        }
         RdmaOperationException error = sendQueue.complete((int) wc.wrId(), wc);
         if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
+        observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
         RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
         if (!wc.isSuccess()) {
             if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));

@@ -90,6 +90,7 @@ public final class Loop implements Executor {
     private final AtomicInteger load = new AtomicInteger();
     private final AtomicIntegerArray modes = new AtomicIntegerArray(PollingMode.values().length);
     private final AtomicLong completions = new AtomicLong();
+    private volatile long sleptNanos;  // written by the loop thread only
 
     private final Object cqLock = new Object();
     private final Map<DeviceDomain, LoopDevice> devices = new LinkedHashMap<>();  // guarded by cqLock
@@ -138,6 +139,11 @@ public final class Loop implements Executor {
     /** Completions this loop has dispatched. */
     public long completions() {
         return completions.get();
+    }
+
+    /** Nanoseconds this loop has spent asleep in poll(2): its idle time (a BUSY loop never sleeps). */
+    public long sleptNanos() {
+        return sleptNanos;
     }
 
     /** Runs {@code task} on the loop thread, after what it is doing now. */
@@ -373,6 +379,7 @@ public final class Loop implements Executor {
             long now = System.nanoTime();
             for (Member m : draining) wait = min(wait, Duration.ofNanos(Math.max(0, m.drainDeadline() - now)));
             serviceFds(wait);
+            sleptNanos += System.nanoTime() - now;
         } finally {
             sleeping.set(false);
         }

@@ -1,0 +1,106 @@
+package io.jrdma.reactive.internal.observe;
+
+import io.jrdma.ffm.SendOpcode;
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import io.jrdma.reactive.internal.loop.Loop;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Timer;
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+/**
+ * Records to Micrometer's global registry. One instance per registry (meters are looked up once
+ * per opcode and status, then kept), shared by every connection with metrics: recording is a
+ * counter increment and a timer update, no allocation.
+ */
+final class MicrometerObserver implements Observer {
+    private static final MicrometerObserver GLOBAL = new MicrometerObserver(Metrics.globalRegistry);
+    private static final Set<Loop> WATCHED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+    private static final int OPCODES = WcOpcode.values().length, STATUSES = WcStatus.values().length;
+
+    private final MeterRegistry registry;
+    private final AtomicLong inFlight = new AtomicLong();
+    private final AtomicReferenceArray<Counter> operations = new AtomicReferenceArray<>(OPCODES * STATUSES);
+    private final AtomicReferenceArray<Counter> bytes = new AtomicReferenceArray<>(OPCODES);
+    private final AtomicReferenceArray<Timer> times = new AtomicReferenceArray<>(OPCODES);
+
+    MicrometerObserver(MeterRegistry registry) {
+        this.registry = registry;
+        Gauge.builder("jrdma.operations.in.flight", inFlight, AtomicLong::get)
+                .description("Send work requests posted and not yet completed: send credits in use").register(registry);
+    }
+
+    static Observer forLoop(Loop loop) {
+        if (WATCHED.add(loop)) GLOBAL.watch(loop);
+        return GLOBAL;
+    }
+
+    /** The loop's meters; they hold the loop weakly, as Micrometer's function meters do. */
+    void watch(Loop loop) {
+        FunctionCounter.builder("jrdma.loop.completions", loop, Loop::completions)
+                .description("Completions the loop dispatched").tag("loop", loop.name()).register(registry);
+        FunctionCounter.builder("jrdma.loop.sleep", loop, l -> l.sleptNanos() / 1e9)
+                .description("Seconds the loop slept in poll(2): its idle time").baseUnit("seconds").tag("loop", loop.name())
+                .register(registry);
+    }
+
+    @Override
+    public void posted(SendOpcode opcode, int slot, long length) {
+        inFlight.incrementAndGet();
+    }
+
+    @Override
+    public void completed(WcOpcode opcode, WcStatus status, long wrId, long bytes, long nanos) {
+        if (nanos >= 0) inFlight.decrementAndGet();  // a send-queue completion: its credit comes back
+        operations(opcode, status).increment();
+        if (status == WcStatus.IBV_WC_SUCCESS) {
+            bytes(opcode).increment(bytes);
+            if (nanos >= 0) time(opcode).record(nanos, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    @Override
+    public boolean timed() {
+        return true;
+    }
+
+    private Counter operations(WcOpcode opcode, WcStatus status) {
+        int i = opcode.ordinal() * STATUSES + status.ordinal();
+        Counter c = operations.get(i);
+        if (c == null) {
+            c = Counter.builder("jrdma.operations").description("Completed work requests")
+                    .tag("opcode", opcode.name()).tag("status", status.name()).register(registry);
+            operations.set(i, c);
+        }
+        return c;
+    }
+
+    private Counter bytes(WcOpcode opcode) {
+        Counter c = bytes.get(opcode.ordinal());
+        if (c == null) {
+            c = Counter.builder("jrdma.operation.bytes").description("Bytes moved by successful work requests").baseUnit("bytes")
+                    .tag("opcode", opcode.name()).register(registry);
+            bytes.set(opcode.ordinal(), c);
+        }
+        return c;
+    }
+
+    private Timer time(WcOpcode opcode) {
+        Timer t = times.get(opcode.ordinal());
+        if (t == null) {
+            t = Timer.builder("jrdma.operation.time").description("From post to completion").tag("opcode", opcode.name())
+                    .register(registry);
+            times.set(opcode.ordinal(), t);
+        }
+        return t;
+    }
+}
