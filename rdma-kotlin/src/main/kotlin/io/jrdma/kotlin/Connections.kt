@@ -32,7 +32,7 @@ public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer =
 public suspend fun DisposableRdmaServer.acceptAwait(): RdmaConnection =
     accept().awaitOwned { it.dispose() }
 
-/** Accepted connections as they arrive, one [acceptAwait] per element; completes when the server is disposed. */
+/** [DisposableRdmaServer.connections] as a Flow: one [acceptAwait] per element; completes when the server is disposed. */
 public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = flow {
     while (true) {
         val connection = try {
@@ -52,8 +52,8 @@ public suspend fun RdmaConnection.closeAwait() {
     close().awaitSingleOrNull()
 }
 
-/** Suspends until the connection is closed: by the peer, by a failure or by [closeAwait]. */
-public suspend fun RdmaConnection.awaitClosed() {
+/** Suspends until the connection is closed (see [RdmaConnection.onClose]): by the peer, by a failure or by [closeAwait]. */
+public suspend fun RdmaConnection.onCloseAwait() {
     onClose().awaitSingleOrNull()
 }
 

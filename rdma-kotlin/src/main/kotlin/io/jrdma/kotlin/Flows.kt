@@ -9,7 +9,7 @@ import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.reactive.asFlow
 
 /**
- * Received messages, one [RdmaConnection.receive] per element and none ahead of demand: a
+ * [RdmaConnection.receives] as a Flow: one [receiveAwait] per element and none ahead of demand. A
  * prefetching bridge (`receives().asFlow()`) would park messages in a channel buffer, where a
  * cancelled collector would leave them unreleased, each one a receive credit the peer never gets
  * back. Every message must be released ([ReceivedMessage.use]).
@@ -17,10 +17,10 @@ import kotlinx.coroutines.reactive.asFlow
  * Completes when the connection closes in an orderly way (the peer disconnected, or it was
  * closed locally); fails with the cause when it closed because of an error.
  */
-public fun RdmaConnection.receivedMessages(): Flow<ReceivedMessage> = flow {
+public fun RdmaConnection.receivesFlow(): Flow<ReceivedMessage> = flow {
     while (true) {
         val message = try {
-            receiveMessage()
+            receiveAwait()
         } catch (closed: ConnectionException.Closed) {
             if (closed.isOrderly) return@flow
             throw closed

@@ -9,10 +9,18 @@ import io.jrdma.reactive.memory.ScatterGatherElement
 import io.jrdma.reactive.WorkCompletion
 import kotlinx.coroutines.reactor.awaitSingle
 
-// Each function posts through the reactive layer and suspends until the work completion. Cancelling
-// the coroutine cancels the Mono: an operation still waiting for a send credit is never posted, and
-// a posted one keeps its buffer until its completion arrives, exactly as in rdma-reactive.
-// The names end in Await because RdmaConnection's own members (returning Mono) would shadow them.
+// Names in io.jrdma.kotlin, one rule in the style of kotlinx-coroutines-reactor:
+// - `xxxAwait()` suspends on the Mono of the reactive `xxx()` and returns its value: sendAwait,
+//   receiveAwait, acquireAwait, closeAwait, onCloseAwait (onClose()), callAwait. The suffix is
+//   needed: a member returning Mono shadows an extension of the same name. `disposeLater()` is
+//   Reactor Netty's Mono of dispose, so its suspend form is `disposeAwait()`; `RpcClient.connect(this)`
+//   is `rpcConnectAwait()`, since `connectAwait()` is the client's own connect.
+// - `xxxFlow()` is the Flow of the reactive `xxx()` (a Flux): receivesFlow, completionsFlow, connectionsFlow.
+// - `use { }` runs a block, then closes, disposes or releases its receiver, also on failure or cancellation.
+//
+// Each function here posts through the reactive layer and suspends until the work completion.
+// Cancelling the coroutine cancels the Mono: an operation still waiting for a send credit is never
+// posted, and a posted one keeps its buffer until its completion arrives, exactly as in rdma-reactive.
 
 /** SENDs a copy of [bytes] into the peer's next posted receive. */
 public suspend fun RdmaConnection.sendAwait(bytes: ByteArray): WorkCompletion = send(bytes).awaitSingle()
@@ -89,7 +97,7 @@ public suspend fun RdmaConnection.fetchAndAddAwait(
  * [use] it) to post its buffer again. A message that arrives while the coroutine is being
  * cancelled is released here, so the peer does not lose a receive credit.
  */
-public suspend fun RdmaConnection.receiveMessage(): ReceivedMessage =
+public suspend fun RdmaConnection.receiveAwait(): ReceivedMessage =
     receive().awaitOwned(ReceivedMessage::release)
 
 /** A buffer from the pool, waiting for one to come back when all are in use. Release it (or [use] it). */

@@ -9,8 +9,11 @@ import io.jrdma.reactive.rpc.RpcClient
 import io.jrdma.reactive.rpc.RpcHandler
 import io.jrdma.reactive.rpc.RpcRequest
 import io.jrdma.reactive.rpc.RpcServer
+import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.reactor.awaitSingle
+import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
+import kotlinx.coroutines.withContext
 
 // The RPC layer of rdma-reactive, as suspend functions. Cancelling a call cancels its Mono: the
 // call's credit and staging memory stay taken until the server's answer (or the connection's
@@ -30,12 +33,40 @@ public suspend fun RpcClient.callAwait(function: String, text: String): String =
 public suspend fun <I : Any, O : Any> RpcClient.callAwait(function: String, request: I, input: Codec<I>, output: Codec<O>): O =
     call(function, request, input, output).awaitSingle()
 
+/** Closes the client's connection (see [RpcClient.close]); outstanding calls fail with `RpcException.ConnectionLost`. */
+public suspend fun RpcClient.closeAwait() {
+    close().awaitSingleOrNull()
+}
+
+/** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
+public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R {
+    try {
+        return block(this)
+    } finally {
+        withContext(NonCancellable) { closeAwait() }
+    }
+}
+
 /** Registers a suspend function: it runs in a coroutine on the server's handler scheduler. */
 public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest) -> ByteArray): RpcServer =
     register(name, RpcHandler { request -> mono { handler(request) } })
 
 /** Starts an RPC server; suspends until it listens. */
-public suspend fun RpcServer.bindAwait(): DisposableRpcServer = bind().awaitOwned { it.dispose() }
+public suspend fun RpcServer.bindAwait(): DisposableRpcServer = bind().awaitOwned { it.disposeLater().subscribe() }
+
+/** Stops listening and suspends until every connection is closed (see [DisposableRpcServer.disposeLater]); blocks no thread. */
+public suspend fun DisposableRpcServer.disposeAwait() {
+    disposeLater().awaitSingleOrNull()
+}
+
+/** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
+public suspend inline fun <R> DisposableRpcServer.use(block: (DisposableRpcServer) -> R): R {
+    try {
+        return block(this)
+    } finally {
+        withContext(NonCancellable) { disposeAwait() }
+    }
+}
 
 /** Builds an RPC server that accepts connections as this [RdmaServer] configures them ([RpcServer.create]). */
 public fun RdmaServer.rpc(): RpcServer = RpcServer.create(this)

@@ -2,8 +2,8 @@ package io.jrdma.samples
 
 import io.jrdma.kotlin.bindAwait
 import io.jrdma.kotlin.connectionsFlow
-import io.jrdma.kotlin.receiveMessage
-import io.jrdma.kotlin.receivedMessages
+import io.jrdma.kotlin.receiveAwait
+import io.jrdma.kotlin.receivesFlow
 import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.DisposableRdmaServer
@@ -36,7 +36,7 @@ class EchoService(private val server: RdmaServer, private val out: PrintStream =
 
     private suspend fun echo(connection: RdmaConnection) = connection.use { c ->
         out.println("client connected: $c")
-        c.receivedMessages().collect { message ->
+        c.receivesFlow().collect { message ->
             message.use { m ->
                 out.println("echoing: ${m.text()}")
                 // straight from the receive buffer, no copy; it is re-posted only after the SEND completed
@@ -55,7 +55,7 @@ suspend fun echoLines(connection: RdmaConnection, lines: Flow<String>, timeout: 
         val echo = withTimeout(timeout) {
             connection.sendAwait(line)
             out.println("sent: $line")
-            connection.receiveMessage().use { it.text() }
+            connection.receiveAwait().use { it.text() }
         }
         out.println("echoed: $echo")
     }

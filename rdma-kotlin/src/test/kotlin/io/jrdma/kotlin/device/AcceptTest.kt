@@ -4,7 +4,7 @@ import io.jrdma.kotlin.acceptAwait
 import io.jrdma.kotlin.bindAwait
 import io.jrdma.kotlin.connectAwait
 import io.jrdma.kotlin.connectionsFlow
-import io.jrdma.kotlin.receiveMessage
+import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.ConnectionException
@@ -31,7 +31,7 @@ class AcceptTest {
                 LabPair.client(server).connectAwait().use { client ->
                     accepted.await().use { c ->
                         client.sendAwait("client $i")
-                        assertEquals("client $i", c.receiveMessage().use { it.text() })
+                        assertEquals("client $i", c.receiveAwait().use { it.text() })
                     }
                 }
             }

@@ -9,7 +9,7 @@ import io.jrdma.kotlin.closeAwait
 import io.jrdma.kotlin.connectAwait
 import io.jrdma.kotlin.disposeAwait
 import io.jrdma.kotlin.readAwait
-import io.jrdma.kotlin.receiveMessage
+import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.use
 import io.jrdma.kotlin.writeAwait
 import io.jrdma.reactive.AcceptDecision
@@ -81,7 +81,7 @@ class CInteropTest {
             // the client wrote and disconnected: each notification, and the memory it points into, waits for us
             var offset = 0L
             for ((k, text) in listOf(1 to "alpha", 2 to "beta")) {
-                c.receiveMessage().use { m ->
+                c.receiveAwait().use { m ->
                     assertEquals(k, m.immediate(), "the immediate in host order")
                     assertEquals(text, c.exposedBuffer().string(offset, m.length()))
                     offset += m.length()

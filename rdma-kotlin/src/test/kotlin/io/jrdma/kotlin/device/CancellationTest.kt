@@ -2,7 +2,7 @@ package io.jrdma.kotlin.device
 
 import io.jrdma.kotlin.acquireAwait
 import io.jrdma.kotlin.completionsFlow
-import io.jrdma.kotlin.receiveMessage
+import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.kotlin.writeAwait
@@ -50,7 +50,7 @@ class CancellationTest {
                 }
             }
             c.sendAwait("first")                 // its completion is the one the collector holds
-            p.accepted.receiveMessage().use { assertEquals("first", it.text()) }
+            p.accepted.receiveAwait().use { assertEquals("first", it.text()) }
             holding.await()
 
             val zeroCopy = pool.acquireAwait()
@@ -87,10 +87,10 @@ class CancellationTest {
     @Test
     fun `a cancelled receive leaves the message for the next receiver`() = runTest(timeout = 60.seconds) {
         withLabPair { p ->
-            val waiting = launch(start = CoroutineStart.UNDISPATCHED) { p.accepted.receiveMessage().release() }
+            val waiting = launch(start = CoroutineStart.UNDISPATCHED) { p.accepted.receiveAwait().release() }
             waiting.cancelAndJoin()
             p.client.sendAwait("after cancel")
-            assertEquals("after cancel", p.accepted.receiveMessage().use { it.text() })
+            assertEquals("after cancel", p.accepted.receiveAwait().use { it.text() })
         }
     }
 

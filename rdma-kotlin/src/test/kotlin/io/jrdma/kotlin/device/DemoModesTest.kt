@@ -5,8 +5,8 @@ import io.jrdma.kotlin.compareAndSwapAwait
 import io.jrdma.kotlin.completionsFlow
 import io.jrdma.kotlin.fetchAndAddAwait
 import io.jrdma.kotlin.readAwait
-import io.jrdma.kotlin.receiveMessage
-import io.jrdma.kotlin.receivedMessages
+import io.jrdma.kotlin.receiveAwait
+import io.jrdma.kotlin.receivesFlow
 import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.kotlin.writeAwait
@@ -47,13 +47,13 @@ class DemoModesTest {
     fun `send mode - each line arrives and is acknowledged`(transport: Transport) = runTest(timeout = timeout) {
         withLabPair(transport) { p ->
             val server = launch {
-                p.accepted.receivedMessages().take(2).collect { m ->
+                p.accepted.receivesFlow().take(2).collect { m ->
                     m.use { p.accepted.sendAwait("ack ${it.text()}") }
                 }
             }
             for (line in listOf("hello", "second line")) {
                 p.client.sendAwait(line)
-                assertEquals("ack $line", p.client.receiveMessage().use { it.text() })
+                assertEquals("ack $line", p.client.receiveAwait().use { it.text() })
             }
             server.join()
         }
@@ -64,7 +64,7 @@ class DemoModesTest {
         withLabPair { p ->
             val line = "written straight into server memory".toByteArray()
             p.client.writeWithImmediateAwait(line, immediate = line.size)
-            p.accepted.receiveMessage().use { m ->
+            p.accepted.receiveAwait().use { m ->
                 assertTrue(m.hasImmediate())
                 assertEquals(line.size, m.immediate())
                 assertEquals(String(line), p.accepted.exposedBuffer().string(0, m.immediate()))
@@ -82,7 +82,7 @@ class DemoModesTest {
             val wc = seen.await()
             assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode())
             assertEquals(0x0BADCAFE, wc.immediate())
-            p.accepted.receiveMessage().use { m ->
+            p.accepted.receiveAwait().use { m ->
                 assertEquals(0x0BADCAFE, m.immediate())
                 assertEquals(data.size, m.length(), "byte_len of the RECV_RDMA_WITH_IMM completion")
                 assertEquals("imm", p.accepted.exposedBuffer().string(128, m.length()))
@@ -131,7 +131,7 @@ class DemoModesTest {
                     body.put(0, "payload".toByteArray())
                     val gather = listOf(ScatterGatherElement.of(header, 0, 4), ScatterGatherElement.of(body, 0, 7))
                     p.client.sendAwait(gather)
-                    p.accepted.receiveMessage().use { assertEquals("HDR:payload", it.text()) }
+                    p.accepted.receiveAwait().use { assertEquals("HDR:payload", it.text()) }
                     p.client.writeAwait(gather, targetOffset = 512)
                     p.client.readAwait(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)
                     assertEquals("HDR:", body.string(100, 4))
@@ -154,9 +154,9 @@ class DemoModesTest {
     fun `echo - a flow of received messages answered message by message`() = runTest(timeout = timeout) {
         withLabPair { p ->
             val echo = launch {
-                p.accepted.receivedMessages().collect { m -> m.use { p.accepted.sendAwait(it.bytes()) } }
+                p.accepted.receivesFlow().collect { m -> m.use { p.accepted.sendAwait(it.bytes()) } }
             }
-            val replies = async { p.client.receivedMessages().take(3).map { m -> m.use { it.text() } }.toList() }
+            val replies = async { p.client.receivesFlow().take(3).map { m -> m.use { it.text() } }.toList() }
             listOf("one", "two", "three").forEach { p.client.sendAwait(it) }
             assertEquals(listOf("one", "two", "three"), replies.await())
             echo.cancel()

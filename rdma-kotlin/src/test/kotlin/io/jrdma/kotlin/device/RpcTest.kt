@@ -6,6 +6,7 @@ import io.jrdma.kotlin.callAwait
 import io.jrdma.kotlin.registerSuspend
 import io.jrdma.kotlin.rpc
 import io.jrdma.kotlin.rpcConnectAwait
+import io.jrdma.kotlin.use
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
 import io.jrdma.reactive.rpc.Codec
@@ -14,11 +15,12 @@ import io.jrdma.reactive.rpc.SampleFunctions
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
 
-/** The lambda mode through the suspend API: registered suspend functions called remotely. */
+/** The lambda mode through the suspend API: registered suspend functions called remotely, client and server closed by use { }. */
 @Tag("device")
 class RpcTest {
     @Test
@@ -27,22 +29,20 @@ class RpcTest {
             val server = RdmaServer.create().host(System.getenv("RXE_IP_B") ?: "10.77.0.2").port(0).rpc()
                 .registerAll(SampleFunctions().functions())
                 .registerSuspend("greet") { request -> "hello, ${request.text()}".toByteArray() }
-                .bindAwait()
-            try {
-                val client = RdmaClient.create().host(server.address().address.hostAddress).port(server.address().port)
-                    .localAddress(System.getenv("RXE_IP_A") ?: "10.77.0.1")
-                    .exposeBuffer(1L shl 20, Access.REMOTE_READ, Access.REMOTE_WRITE)
-                    .rpcConnectAwait()
-                try {
-                    assertEquals("hello, kotlin", client.callAwait("greet", "kotlin"))
-                    assertEquals("UPPER", client.callAwait("upper", "upper"))
-                    assertEquals(6L, client.callAwait("sum", longArrayOf(1, 2, 3), Codec.longArray(), Codec.int64()))
-                    assertThrows<RpcException.UnknownFunction> { client.callAwait("no-such-function", "x") }
-                } finally {
-                    client.close().block(java.time.Duration.ofSeconds(20))
+                .bindAwait().use { server ->
+                    val client = RdmaClient.create().host(server.address().address.hostAddress).port(server.address().port)
+                        .localAddress(System.getenv("RXE_IP_A") ?: "10.77.0.1")
+                        .exposeBuffer(1L shl 20, Access.REMOTE_READ, Access.REMOTE_WRITE)
+                        .rpcConnectAwait().use { client ->
+                            assertEquals("hello, kotlin", client.callAwait("greet", "kotlin"))
+                            assertEquals("UPPER", client.callAwait("upper", "upper"))
+                            assertEquals(6L, client.callAwait("sum", longArrayOf(1, 2, 3), Codec.longArray(), Codec.int64()))
+                            assertThrows<RpcException.UnknownFunction> { client.callAwait("no-such-function", "x") }
+                            client
+                        }
+                    assertTrue(client.isClosed, "use { } closed the client")
+                    server
                 }
-            } finally {
-                server.dispose()
-            }
+            assertTrue(server.isDisposed, "use { } disposed the server")
         }
 }
