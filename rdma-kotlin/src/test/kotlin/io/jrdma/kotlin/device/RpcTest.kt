@@ -10,13 +10,13 @@ import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
 import io.jrdma.reactive.rpc.Codec
 import io.jrdma.reactive.rpc.RpcException
-import io.jrdma.reactive.rpc.SampleFunctions
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import reactor.core.publisher.Mono
 
 /** The lambda mode through the suspend API: registered suspend functions called remotely. */
 @Tag("device")
@@ -25,8 +25,9 @@ class RpcTest {
     fun `a suspend function registered on the server is called remotely and unknown names are refused`() =
         runTest(timeout = 60.seconds) {
             val server = RdmaServer.create().host(System.getenv("RXE_IP_B") ?: "10.77.0.2").port(0).rpc()
-                .registerAll(SampleFunctions().functions())
                 .registerSuspend("greet") { request -> "hello, ${request.text()}".toByteArray() }
+                .registerSuspend("upper") { request -> request.text().uppercase().toByteArray() }
+                .register("sum", Codec.longArray(), Codec.int64()) { values: LongArray -> Mono.just(values.sum()) }
                 .bindAwait()
             try {
                 val client = RdmaClient.create().host(server.address().address.hostAddress).port(server.address().port)
