@@ -86,14 +86,29 @@ public final class RegisteredBuffer implements AutoCloseable {
         return refCnt.get();
     }
 
-    /** Adds a reference (an in-flight WR, or a second owner). */
+    /**
+     * Adds a reference (an in-flight WR, or a second owner) to a buffer the caller holds.
+     *
+     * @throws IllegalStateException if the buffer went back to its pool: a use after release
+     */
     public RegisteredBuffer retain() {
+        if (!tryRetain()) throw new IllegalStateException("buffer already returned to its pool");
+        return this;
+    }
+
+    /**
+     * Adds a reference unless the buffer already went back to its pool, and tells which. For memory
+     * that its owner may free meanwhile and that is never handed out again, such as a
+     * connection's exposed region ({@link io.jrdma.reactive.RdmaConnection#exposedBuffer()}) while
+     * the connection closes: a pool's buffer that went back may already be someone else's.
+     */
+    public boolean tryRetain() {
         int r;
         do {
             r = refCnt.get();
-            if (r <= 0) throw new IllegalStateException("buffer already returned to its pool");
+            if (r <= 0) return false;
         } while (!refCnt.compareAndSet(r, r + 1));
-        return this;
+        return true;
     }
 
     /** Drops a reference; the last one returns the buffer to its pool. */

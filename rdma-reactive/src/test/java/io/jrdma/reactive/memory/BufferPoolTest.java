@@ -123,4 +123,20 @@ class BufferPoolTest {
         StepVerifier.create(pool.acquire()).expectError(ConnectionException.Closed.class).verify(Duration.ofSeconds(5));
         assertThrows(IllegalStateException.class, a::release, "a second release is refused");
     }
+
+    @Test
+    void tryRetainTellsThatARegionWasFreedWhereRetainThrows() {
+        // a region (MemoryDomain.register, a connection's exposed buffer): a one-buffer pool, closed at once
+        BufferPool one = new BufferPool(arena.allocate(64, 64), 1, 2, 64, 1, deregistered::incrementAndGet);
+        RegisteredBuffer region = one.tryAcquire();
+        one.close();
+        assertTrue(region.tryRetain());
+        assertEquals(2, region.refCount());
+        region.release();
+        region.release();  // the owner's last reference: deregistered
+        assertEquals(1, deregistered.get());
+        assertFalse(region.tryRetain(), "freed: no reference is added");
+        assertEquals(0, region.refCount());
+        assertThrows(IllegalStateException.class, region::retain, "retain() is for a buffer the caller holds");
+    }
 }
