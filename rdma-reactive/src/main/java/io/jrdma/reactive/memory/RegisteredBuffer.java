@@ -14,6 +14,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A buffer is registered in the protection domain of one device of an
  * {@link io.jrdma.reactive.RdmaResources}: it can be used by every connection of that device
  * (a received message can be sent on another connection without a copy).
+ *
+ * <p>A buffer that went back to its pool (its last reference released) must not be used:
+ * {@link #segment()} and the reads and writes through it, {@link #retain()} and an extra
+ * {@link #release()} throw {@link IllegalStateException}, and an operation posted with it fails
+ * with one. That is a programming error, whether or not the pool is closed; closing the pool does
+ * not end the use of the buffers out at the time (see {@link BufferPool}). {@link #tryRetain()}
+ * asks without throwing.
  */
 public final class RegisteredBuffer implements AutoCloseable {
     private final BufferPool pool;
