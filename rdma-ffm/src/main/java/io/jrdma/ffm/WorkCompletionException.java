@@ -45,6 +45,7 @@ public class WorkCompletionException extends RdmaException {
         return qpNumber;
     }
 
+    /** The device's own error code ({@code ibv_wc.vendor_err}), which its vendor documents beyond the status. */
     public int vendorError() {
         return vendorError;
     }

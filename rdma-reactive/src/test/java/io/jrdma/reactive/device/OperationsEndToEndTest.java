@@ -36,6 +36,7 @@ class OperationsEndToEndTest {
         return wc -> {
             assertEquals(WcStatus.IBV_WC_SUCCESS, wc.status(), wc.toString());
             assertEquals(opcode, wc.opcode(), wc.toString());
+            assertEquals(0, wc.vendorError(), "a successful completion has no vendor error: " + wc);
         };
     }
 
