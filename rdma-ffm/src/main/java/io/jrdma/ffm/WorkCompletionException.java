@@ -72,7 +72,7 @@ public class WorkCompletionException extends RdmaException {
         return qpNumber;
     }
 
-    /** {@return the provider's vendor_err: device-specific detail, 0 when it gives none} */
+    /** {@return the device's own error code ({@code ibv_wc.vendor_err}), which its vendor documents beyond the status; 0 when it gives none} */
     public int vendorError() {
         return vendorError;
     }

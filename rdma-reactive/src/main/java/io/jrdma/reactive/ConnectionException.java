@@ -73,7 +73,8 @@ public class ConnectionException extends RdmaException {
 
     /**
      * The connection is closed (locally, by the peer, or because of an error); operations can no
-     * longer be posted. {@link #isOrderly()} tells an ending from a failure.
+     * longer be posted. {@link #isOrderly()} tells an ending from a failure. Also what a closed
+     * {@link io.jrdma.reactive.memory.BufferPool} fails with (a connection's pools close with it).
      */
     public static final class Closed extends ConnectionException {
         private final boolean orderly;

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -202,15 +203,35 @@ public final class RdmaConnection implements Disposable {
 
     // ------------------------------------------------------------------------------ memory
 
-    /** The memory the peer exposed to us (READ/WRITE/atomics target), or fails if it exposed none. */
+    /**
+     * The memory the peer exposed to us (READ/WRITE/atomics target), for a peer known to expose
+     * some; {@link #findRemoteBuffer()} asks whether it does.
+     *
+     * @throws IllegalStateException if the peer exposed none, or jrdma does not know what it exposes
+     */
     public RemoteBuffer remoteBuffer() {
         RemoteBuffer r = core.remote();
         if (r == null) {
-            throw new IllegalStateException("the peer is not a jrdma peer, so jrdma does not know what it exposes: build a RemoteBuffer"
-                    + " from what it advertised (peerPrivateData(), RemoteBuffer.fromBigEndian)");
+            throw new IllegalStateException("jrdma does not know what the peer exposes (it connected without jrdma's descriptor, or the"
+                    + " out-of-band exchange named nothing): build a RemoteBuffer from what it advertised (peerPrivateData(),"
+                    + " RemoteBuffer.fromBigEndian)");
         }
-        if (r.length() == 0) throw new IllegalStateException("the peer exposed no memory (configure exposeBuffer on its side)");
+        if (r.length() == 0) {
+            throw new IllegalStateException("the peer exposed no memory (configure exposeBuffer on its side, or ask findRemoteBuffer())");
+        }
         return r;
+    }
+
+    /**
+     * The memory the peer exposed to us, or empty when it exposed none. Also empty when jrdma
+     * does not know what the peer exposes: a peer without jrdma's descriptor
+     * ({@link RdmaClient#rawPrivateData}, {@link RdmaServer#acceptRaw}), whose advertisement
+     * {@link #peerPrivateData()} holds ({@link RemoteBuffer#fromBigEndian}), or an
+     * {@link OutOfBandExchange} whose peer named none.
+     */
+    public Optional<RemoteBuffer> findRemoteBuffer() {
+        RemoteBuffer r = core.remote();
+        return r == null || r.length() == 0 ? Optional.empty() : Optional.of(r);
     }
 
     /**
@@ -224,14 +245,23 @@ public final class RdmaConnection implements Disposable {
 
     /**
      * The memory this side exposed to the peer (its own, or a server's region shared by all its
-     * clients), or fails if none. A connection's own region is freed when the connection is
-     * destroyed and no received message is held any more (a WRITE_WITH_IMM notification points
-     * into it); {@link RegisteredBuffer#retain()} keeps it for longer, until released.
+     * clients), for a connection configured to expose some; {@link #findExposedBuffer()} asks
+     * whether it is. A connection's own region is freed when the connection is destroyed and no
+     * received message is held any more (a WRITE_WITH_IMM notification points into it);
+     * {@link RegisteredBuffer#tryRetain()} keeps it for longer, until released, and returns false
+     * once it was freed.
+     *
+     * @throws IllegalStateException if this side exposes none
      */
     public RegisteredBuffer exposedBuffer() {
         RegisteredBuffer e = core.exposed();
-        if (e == null) throw new IllegalStateException("no exposed buffer configured (exposeBuffer)");
+        if (e == null) throw new IllegalStateException("no exposed buffer configured (exposeBuffer; findExposedBuffer() asks)");
         return e;
+    }
+
+    /** The memory this side exposed to the peer, as {@link #exposedBuffer()}, or empty when it exposes none. */
+    public Optional<RegisteredBuffer> findExposedBuffer() {
+        return Optional.ofNullable(core.exposed());
     }
 
     /**

@@ -6,11 +6,12 @@ import io.jrdma.ffm.WorkCompletionException;
 
 /**
  * A posted operation completed with an error status. Subclasses name the common ones; all carry
- * the verbs status, wr_id, opcode and QP number.
+ * the verbs status, wr_id, opcode, QP number and the device's vendor error ({@link #vendorError()},
+ * also in the message).
  */
 public class RdmaOperationException extends WorkCompletionException {
     RdmaOperationException(WorkCompletion wc, String detail) {
-        super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), 0, detail);
+        super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), wc.vendorError(), detail);
     }
 
     /**
@@ -23,7 +24,8 @@ public class RdmaOperationException extends WorkCompletionException {
      */
     public static RdmaOperationException of(WorkCompletion wc, WcOpcode posted) {
         WorkCompletion named = wc.opcode() == WcOpcode.UNKNOWN || wc.status() != WcStatus.IBV_WC_SUCCESS && posted != null
-                ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber())
+                ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber(),
+                        wc.vendorError())
                 : wc;
         return switch (wc.status()) {
             case IBV_WC_REM_ACCESS_ERR -> new RemoteAccessException(named);

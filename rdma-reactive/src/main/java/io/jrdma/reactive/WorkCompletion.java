@@ -13,9 +13,12 @@ import io.jrdma.ffm.WcStatus;
  * @param hasImmediate whether the completion carries immediate data
  * @param immediate    the immediate value (host order) when {@link #hasImmediate()}
  * @param qpNumber     the local QP the work request belonged to
+ * @param vendorError  the device's own error code ({@code ibv_wc.vendor_err}) of a failed
+ *     completion, which its vendor documents beyond the status; 0 for a successful one, whose
+ *     {@code vendor_err} means nothing
  */
 public record WorkCompletion(long wrId, WcStatus status, WcOpcode opcode, int byteLength, boolean hasImmediate,
-                             int immediate, int qpNumber) {
+                             int immediate, int qpNumber, int vendorError) {
     /** {@return whether the status is IBV_WC_SUCCESS} */
     public boolean isSuccess() {
         return status == WcStatus.IBV_WC_SUCCESS;

@@ -1,6 +1,7 @@
 package io.jrdma.reactive;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -11,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** How an error completion becomes the exception an operation's Mono fails with. */
 class RdmaOperationExceptionTest {
     private static RdmaOperationException failed(WcStatus status, WcOpcode inTheWc, WcOpcode posted) {
-        return RdmaOperationException.of(new WorkCompletion(7, status, inTheWc, 0, false, 0, 0x11), posted);
+        return RdmaOperationException.of(new WorkCompletion(7, status, inTheWc, 0, false, 0, 0x11, 0), posted);
     }
 
     @Test
@@ -39,5 +40,19 @@ class RdmaOperationExceptionTest {
         assertTrue(e.getMessage().startsWith("IBV_WC_REM_ACCESS_ERR (remote access error) on QP 0x11, wr_id 7, opcode RDMA_READ"),
                 e.getMessage());
         assertTrue(e.getMessage().contains("wrong rkey"), e.getMessage());
+    }
+
+    @Test
+    void theDevicesVendorErrorIsCarriedIntoTheExceptionAndItsMessage() {
+        // a device explains a status further with its own code (mlx5: the error CQE's syndrome)
+        WorkCompletion wc = new WorkCompletion(7, WcStatus.IBV_WC_LOC_PROT_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0x88);
+        RdmaOperationException e = RdmaOperationException.of(wc, WcOpcode.RDMA_WRITE);
+        assertEquals(0x88, e.vendorError());
+        assertTrue(e.getMessage().contains("vendor_err 0x88"), e.getMessage());
+        RdmaOperationException.RemoteAccessException named = assertInstanceOf(RdmaOperationException.RemoteAccessException.class,
+                RdmaOperationException.of(new WorkCompletion(8, WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0x13),
+                        WcOpcode.RDMA_READ));
+        assertEquals(0x13, named.vendorError(), "the named subclasses carry it too, beside the posted opcode");
+        assertEquals(WcOpcode.RDMA_READ, named.opcode());
     }
 }

@@ -7,7 +7,6 @@ import io.jrdma.reactive.rpc.RpcClient;
 import io.jrdma.reactive.rpc.RpcException;
 import io.jrdma.reactive.rpc.RpcHandler;
 import io.jrdma.reactive.rpc.RpcServer;
-import io.jrdma.reactive.rpc.SampleFunctions;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +42,7 @@ final class LambdaMode implements Callable<Integer> {
 
     private int serve(Session session) throws InterruptedException {
         Map<String, RpcHandler> functions = new LinkedHashMap<>();
-        new SampleFunctions().functions().forEach((name, f) -> functions.put(name, request -> {
+        SampleFunctions.functions().forEach((name, f) -> functions.put(name, request -> {
             session.out.printf("call %s(%d bytes)%n", name, request.length());
             return f.handle(request);
         }));

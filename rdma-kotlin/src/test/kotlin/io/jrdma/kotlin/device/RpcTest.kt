@@ -11,7 +11,6 @@ import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
 import io.jrdma.reactive.rpc.Codec
 import io.jrdma.reactive.rpc.RpcException
-import io.jrdma.reactive.rpc.SampleFunctions
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Assertions.assertEquals
@@ -19,6 +18,7 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import reactor.core.publisher.Mono
 
 /** The lambda mode through the suspend API: registered suspend functions called remotely, client and server closed by use { }. */
 @Tag("device")
@@ -27,8 +27,9 @@ class RpcTest {
     fun `a suspend function registered on the server is called remotely and unknown names are refused`() =
         runTest(timeout = 60.seconds) {
             val server = RdmaServer.create().host(System.getenv("RXE_IP_B") ?: "10.77.0.2").port(0).rpc()
-                .registerAll(SampleFunctions().functions())
                 .registerSuspend("greet") { request -> "hello, ${request.text()}".toByteArray() }
+                .registerSuspend("upper") { request -> request.text().uppercase().toByteArray() }
+                .register("sum", Codec.longArray(), Codec.int64()) { values: LongArray -> Mono.just(values.sum()) }
                 .bindAwait().use { server ->
                     val client = RdmaClient.create().host(server.address().address.hostAddress).port(server.address().port)
                         .localAddress(System.getenv("RXE_IP_A") ?: "10.77.0.1")

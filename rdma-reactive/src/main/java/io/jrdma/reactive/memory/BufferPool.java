@@ -20,7 +20,11 @@ import reactor.core.publisher.Mono;
  * registered with LOCAL_WRITE only cannot be touched by peers.
  *
  * <p>Closing the pool deregisters its memory only once every buffer has come back, so a buffer
- * held by an in-flight work request keeps the whole region alive.
+ * held by an in-flight work request keeps the whole region alive. A closed pool fails every
+ * request for a buffer with {@link ConnectionException.Closed}: {@link #acquire()},
+ * {@link #tryAcquire()}, and the waiters of {@code acquire()} that it had not served yet. The
+ * buffers out when it closed stay usable until released ({@link RegisteredBuffer} says what a use
+ * after release throws).
  */
 public final class BufferPool implements AutoCloseable {
     static {
@@ -117,7 +121,7 @@ public final class BufferPool implements AutoCloseable {
      * A buffer now, or null when all are in use.
      *
      * @return a buffer the caller holds until it releases it, or null
-     * @throws ConnectionException.Closed once the pool is closed
+     * @throws ConnectionException.Closed once the pool is closed, like {@link #acquire()}
      */
     public synchronized RegisteredBuffer tryAcquire() {
         if (closing) throw closedError();
@@ -160,8 +164,8 @@ public final class BufferPool implements AutoCloseable {
         else if (!w.offer(b)) b.release();
     }
 
-    private static ConnectionException.Closed closedError() {
-        return new ConnectionException.Closed("buffer pool closed");
+    private ConnectionException.Closed closedError() {
+        return new ConnectionException.Closed(this + " is closed");
     }
 
     /** The last reference to {@code b} went: a reclaimer, a waiter or the free list gets it. */

@@ -14,6 +14,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A buffer is registered in the protection domain of one device of an
  * {@link io.jrdma.reactive.RdmaResources}: it can be used by every connection of that device
  * (a received message can be sent on another connection without a copy).
+ *
+ * <p>A buffer that went back to its pool (its last reference released) must not be used:
+ * {@link #segment()} and the reads and writes through it, {@link #retain()} and an extra
+ * {@link #release()} throw {@link IllegalStateException}, and an operation posted with it fails
+ * with one. That is a programming error, whether or not the pool is closed; closing the pool does
+ * not end the use of the buffers out at the time (see {@link BufferPool}). {@link #tryRetain()}
+ * asks without throwing.
  */
 public final class RegisteredBuffer implements AutoCloseable {
     private final BufferPool pool;
@@ -86,14 +93,29 @@ public final class RegisteredBuffer implements AutoCloseable {
         return refCnt.get();
     }
 
-    /** Adds a reference (an in-flight WR, or a second owner). */
+    /**
+     * Adds a reference (an in-flight WR, or a second owner) to a buffer the caller holds.
+     *
+     * @throws IllegalStateException if the buffer went back to its pool: a use after release
+     */
     public RegisteredBuffer retain() {
+        if (!tryRetain()) throw new IllegalStateException("buffer already returned to its pool");
+        return this;
+    }
+
+    /**
+     * Adds a reference unless the buffer already went back to its pool, and tells which. For memory
+     * that its owner may free meanwhile and that is never handed out again, such as a
+     * connection's exposed region ({@link io.jrdma.reactive.RdmaConnection#exposedBuffer()}) while
+     * the connection closes: a pool's buffer that went back may already be someone else's.
+     */
+    public boolean tryRetain() {
         int r;
         do {
             r = refCnt.get();
-            if (r <= 0) throw new IllegalStateException("buffer already returned to its pool");
+            if (r <= 0) return false;
         } while (!refCnt.compareAndSet(r, r + 1));
-        return this;
+        return true;
     }
 
     /** Drops a reference; the last one returns the buffer to its pool. */

@@ -88,12 +88,7 @@ public final class RpcClient {
     private RpcClient(RdmaConnection connection, CallOptions defaults) {
         this.connection = connection;
         this.defaults = defaults;
-        RegisteredBuffer e = null;
-        try {
-            e = connection.exposedBuffer();
-        } catch (IllegalStateException none) {
-            // no exposed buffer: only payloads and answers that fit a SEND
-        }
+        RegisteredBuffer e = connection.findExposedBuffer().orElse(null);  // none: only payloads and answers that fit a SEND
         this.exposed = e;
         this.staging = e == null ? null : new RangeAllocator(e.capacity());
         Set<Access> access = connection.config().exposedAccess();
@@ -429,9 +424,7 @@ public final class RpcClient {
                 }
                 stagingWaiter = null;
                 if (offset >= 0) {
-                    try {
-                        exposed.retain();
-                    } catch (IllegalStateException closing) {
+                    if (!exposed.tryRetain()) {  // the connection closed and freed it
                         staging.free(offset, payloadBytes() + windowBytes);
                         state = State.BUFFER;  // so that fail() below releases only the credit
                         stagingOffset = -1;

@@ -77,7 +77,7 @@ public final class RpcServer {
         return register(name, RpcHandler.typed(in, out, function));
     }
 
-    /** Adds every function of {@code functions}, e.g. {@code new SampleFunctions().functions()}. */
+    /** Adds every function of {@code functions}, in its iteration order, as {@link #register(String, RpcHandler)} does. */
     public RpcServer registerAll(Map<String, RpcHandler> functions) {
         RpcServer s = this;
         for (Map.Entry<String, RpcHandler> e : functions.entrySet()) s = s.register(e.getKey(), e.getValue());

@@ -53,13 +53,7 @@ final class ServerSession {
         this.connection = connection;
         this.staging = connection.exposedBuffer();
         this.allocator = new RangeAllocator(staging.capacity());
-        RemoteBuffer region;
-        try {
-            region = connection.remoteBuffer();
-        } catch (IllegalStateException none) {
-            region = null;
-        }
-        this.clientRegion = region;
+        this.clientRegion = connection.findRemoteBuffer().orElse(null);
         this.sendLimit = connection.config().bufferSize();
     }
 
@@ -313,13 +307,11 @@ final class ServerSession {
     private void staged(Call call, long offset, long n) {
         call.stagingOffset = offset;
         call.stagingSize = n;
-        try {
-            staging.retain();  // the handler reads this memory: it must outlive a connection closing meanwhile
-            call.stagingRetained = true;
-        } catch (IllegalStateException closed) {
+        if (!staging.tryRetain()) {  // the handler reads this memory: it must outlive a connection closing meanwhile
             call.finish(RpcStatus.OVERLOADED, text("connection closing"), false);
             return;
         }
+        call.stagingRetained = true;
         core.payloadsFetched.increment();
         RequestHeader h = call.header;
         RemoteBuffer source = new RemoteBuffer(h.payloadAddress(), h.payloadRkey(), n);
@@ -422,9 +414,7 @@ final class ServerSession {
     }
 
     private void writeStaged(RequestHeader h, RpcStatus status, byte[] payload, long offset, int n) {
-        try {
-            staging.retain();
-        } catch (IllegalStateException closed) {
+        if (!staging.tryRetain()) {  // the connection closed and freed it
             allocator.free(offset, n);
             core.responseFailures.increment();
             return;

@@ -80,6 +80,7 @@ class CInteropTest {
             RdmaConnection c = raw(port).connect().block(WAIT);
             byte[] advertised = c.peerPrivateData();
             assertEquals(196, advertised.length, "rdma_cm reports the whole accept field on RoCE: 16 bytes, then zeros");
+            assertTrue(c.findRemoteBuffer().isEmpty(), "a C peer: jrdma does not know what it exposes");
             RemoteBuffer remote = RemoteBuffer.fromBigEndian(advertised, 0);
             byte[] text = "written by rdma-reactive".getBytes(US_ASCII);
             byte[] back = c.write(text, remote, 0).then(c.read(remote, 0, text.length)).block(WAIT);

@@ -6,6 +6,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.WcStatus;
@@ -160,6 +161,9 @@ class CloseTest {
             assertEquals(0, clientResources.openConnections());
             assertFalse(c.buffers().isReleased(), "a buffer the application holds keeps its region registered");
             assertEquals("kept", kept.text(), "a received message stays readable until released");
+            assertThrows(ConnectionException.Closed.class, c.buffers()::tryAcquire, "the connection's pool closed with it");
+            StepVerifier.create(c.buffers().acquire()).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
+            assertEquals("held", held.put(0, "held".getBytes(UTF_8)).string(0, 4), "a buffer out when its pool closed stays usable");
 
             held.release();
             assertTrue(c.buffers().isReleased(), "the last buffer back deregisters the region");

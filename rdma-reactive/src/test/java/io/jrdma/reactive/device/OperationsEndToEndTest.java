@@ -5,6 +5,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.WcOpcode;
@@ -16,6 +18,7 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.WorkCompletion;
 import java.lang.foreign.ValueLayout;
+import java.util.Optional;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
@@ -33,6 +36,7 @@ class OperationsEndToEndTest {
         return wc -> {
             assertEquals(WcStatus.IBV_WC_SUCCESS, wc.status(), wc.toString());
             assertEquals(opcode, wc.opcode(), wc.toString());
+            assertEquals(0, wc.vendorError(), "a successful completion has no vendor error: " + wc);
         };
     }
 
@@ -142,6 +146,27 @@ class OperationsEndToEndTest {
                     .expectComplete().verify(TIMEOUT);
             StepVerifier.create(server.fetchAndAdd(clientMemory, 4096, 3)).expectNext(0L).expectComplete().verify(TIMEOUT);
             assertEquals(3L, p.client.exposedBuffer().segment().get(ValueLayout.JAVA_LONG, 4096));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void whatEachSideExposesIsAnOptionalAndTheThrowingFormsSayWhereToAsk(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport)) {
+            assertEquals(Optional.of(p.client.remoteBuffer()), p.client.findRemoteBuffer());
+            assertEquals(Optional.of(p.accepted.remoteBuffer()), p.accepted.findRemoteBuffer());
+            assertSame(p.accepted.exposedBuffer(), p.accepted.findExposedBuffer().orElseThrow());
+            assertSame(p.client.exposedBuffer(), p.client.findExposedBuffer().orElseThrow());
+        }
+        try (LabPeers p = LabPeers.withOneServerReceive(transport, 4)) {  // neither side exposes memory
+            for (RdmaConnection c : new RdmaConnection[] {p.client, p.accepted}) {
+                assertEquals(Optional.empty(), c.findRemoteBuffer());
+                assertEquals(Optional.empty(), c.findExposedBuffer());
+                IllegalStateException none = assertThrows(IllegalStateException.class, c::remoteBuffer);
+                assertTrue(none.getMessage().contains("findRemoteBuffer()"), none.getMessage());
+                IllegalStateException notHere = assertThrows(IllegalStateException.class, c::exposedBuffer);
+                assertTrue(notHere.getMessage().contains("findExposedBuffer()"), notHere.getMessage());
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
@@ -34,6 +35,8 @@ class RemoteAccessFailureTest {
         assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, r.status(), r.getMessage());
         assertEquals(opcode, r.opcode(), r.getMessage());
         assertEquals(on.qpNumber(), r.qpNumber(), r.getMessage());
+        assertTrue(r.getMessage().contains("vendor_err 0x" + Integer.toHexString(r.vendorError())), "the device's own code, as reported: "
+                + r.getMessage());
     }
 
     @ParameterizedTest

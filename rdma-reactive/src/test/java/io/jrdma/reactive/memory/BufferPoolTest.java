@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.HandOff;
 import java.lang.foreign.Arena;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,8 +120,41 @@ class BufferPoolTest {
         b.release();
         assertEquals(1, deregistered.get());
         assertTrue(pool.isReleased());
-        assertThrows(ConnectionException.Closed.class, pool::tryAcquire, "a closed pool fails like acquire() does: one type");
+        ConnectionException.Closed closed = assertThrows(ConnectionException.Closed.class, pool::tryAcquire,
+                "a closed pool fails like acquire() does: one type");
+        assertEquals("BufferPool[2 x 64 bytes] is closed", closed.getMessage());
+        assertTrue(closed.isOrderly());
         StepVerifier.create(pool.acquire()).expectError(ConnectionException.Closed.class).verify(Duration.ofSeconds(5));
         assertThrows(IllegalStateException.class, a::release, "a second release is refused");
+    }
+
+    @Test
+    void aBufferOutWhenItsPoolClosesStaysUsableUntilReleasedAndThenIsAProgrammingError() {
+        RegisteredBuffer a = pool.tryAcquire();
+        pool.close();
+        assertEquals("kept", a.put(0, "kept".getBytes(StandardCharsets.UTF_8)).string(0, 4));
+        assertSame(a, a.retain(), "a closed pool's buffer still takes references while it is held");
+        a.release();
+        a.release();
+        assertEquals(1, deregistered.get());
+        assertThrows(IllegalStateException.class, a::segment, "used after it went back: the pool's closing does not change the type");
+        assertThrows(IllegalStateException.class, a::retain);
+        assertFalse(a.tryRetain());
+    }
+
+    @Test
+    void tryRetainTellsThatARegionWasFreedWhereRetainThrows() {
+        // a region (MemoryDomain.register, a connection's exposed buffer): a one-buffer pool, closed at once
+        BufferPool one = new BufferPool(arena.allocate(64, 64), 1, 2, 64, 1, deregistered::incrementAndGet);
+        RegisteredBuffer region = one.tryAcquire();
+        one.close();
+        assertTrue(region.tryRetain());
+        assertEquals(2, region.refCount());
+        region.release();
+        region.release();  // the owner's last reference: deregistered
+        assertEquals(1, deregistered.get());
+        assertFalse(region.tryRetain(), "freed: no reference is added");
+        assertEquals(0, region.refCount());
+        assertThrows(IllegalStateException.class, region::retain, "retain() is for a buffer the caller holds");
     }
 }

@@ -34,7 +34,7 @@ class FunctionRegistryTest {
         RpcServer s = RpcServer.create(io.jrdma.reactive.RdmaServer.create()).register("upper", RpcHandler.of(r -> r.bytes()));
         assertThrows(IllegalArgumentException.class, () -> s.register("upper", RpcHandler.of(r -> r.bytes())));
         assertThrows(IllegalArgumentException.class, () -> s.register("$hello", RpcHandler.of(r -> r.bytes())));
-        FunctionRegistry r = FunctionRegistry.of(new SampleFunctions().functions());
+        FunctionRegistry r = FunctionRegistry.of(TestFunctions.functions());
         assertNotNull(r.byId(Frames.functionId("sha256")));
         assertEquals(List.of("echo", "upper", "sum", "sha256"), r.names());
         assertEquals(null, r.byId(Frames.HELLO_FUNCTION));

@@ -412,11 +412,12 @@ public final class ConnectionCore implements Loop.Member {
         if (!shared && (wrId & ((long) TAG_MASK << 32)) != tag) return;  // a destroyed QP's, whose number this QP reuses
         boolean receive = (wrId & RECEIVE) != 0;
         WcStatus status = wcs.status(i);
-        // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted
-        WcOpcode opcode = status == WcStatus.IBV_WC_SUCCESS ? wcs.opcode(i)
-                : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
+        // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
+        // successful one's vendor_err means nothing, and a provider need not write it into the reused array
+        boolean success = status == WcStatus.IBV_WC_SUCCESS;
+        WcOpcode opcode = success ? wcs.opcode(i) : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
         completions.offer(new WorkCompletion(wrId, status, opcode, wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i),
-                wcs.qpNumber(i)));
+                wcs.qpNumber(i), success ? 0 : wcs.vendorError(i)));
     }
 
     /** Taking a completion: its credit, buffers and Mono, or its message. */

@@ -29,7 +29,7 @@ class CompletionStreamTest {
     private final CompletionStream stream = new CompletionStream(loopTasks::add, wc -> taken.add(wc.wrId()));
 
     private static WorkCompletion wc(long id) {
-        return new WorkCompletion(id, WcStatus.IBV_WC_SUCCESS, WcOpcode.RDMA_WRITE, 64, false, 0, 0x11);
+        return new WorkCompletion(id, WcStatus.IBV_WC_SUCCESS, WcOpcode.RDMA_WRITE, 64, false, 0, 0x11, 0);
     }
 
     private void offer(long... ids) {

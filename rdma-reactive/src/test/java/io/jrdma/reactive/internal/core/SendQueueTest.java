@@ -68,7 +68,7 @@ class SendQueueTest {
 
     private static WorkCompletion wc(int slot, WcStatus status) {
         return new WorkCompletion(slot, status, status == WcStatus.IBV_WC_SUCCESS ? WcOpcode.SEND : WcOpcode.UNKNOWN, 8,
-                false, 0, 0x11);
+                false, 0, 0x11, 0);
     }
 
     /** Subscribes now (as a poster does) and records every signal. */

@@ -10,7 +10,7 @@ import io.jrdma.reactive.rpc.CallOptions;
 import io.jrdma.reactive.rpc.DisposableRpcServer;
 import io.jrdma.reactive.rpc.RpcClient;
 import io.jrdma.reactive.rpc.RpcServer;
-import io.jrdma.reactive.rpc.SampleFunctions;
+import io.jrdma.reactive.rpc.TestFunctions;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -101,7 +101,7 @@ public final class RpcBench {
 
     private static DisposableRpcServer rpcServer(long staging, reactor.core.scheduler.Scheduler handlers) {
         RpcServer s = RpcServer.create(RdmaServer.create().host(SERVER_IP).port(0).pollingMode(POLLING))
-                .registerAll(new SampleFunctions().functions()).stagingBuffer(staging);
+                .registerAll(TestFunctions.functions()).stagingBuffer(staging);
         return (handlers == null ? s : s.handlerScheduler(handlers)).bind().block(TIMEOUT);
     }
 

@@ -15,7 +15,7 @@ import io.jrdma.reactive.rpc.RpcException;
 import io.jrdma.reactive.rpc.RpcHandler;
 import io.jrdma.reactive.rpc.RpcServer;
 import io.jrdma.reactive.rpc.RpcServerStats;
-import io.jrdma.reactive.rpc.SampleFunctions;
+import io.jrdma.reactive.rpc.TestFunctions;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -49,7 +49,7 @@ class RpcCallsTest {
         plugins = Files.createTempDirectory("rpc-plugins");
         ClassLoader pluginLoader = TestPlugins.pluginJar(plugins, TestPlugins.MathProvider.class);
         server = RpcLab.bind(RpcServer.create(RpcLab.rdmaServer())
-                .registerAll(new SampleFunctions().functions())
+                .registerAll(TestFunctions.functions())
                 .register("boom", RpcHandler.of(r -> {
                     throw new IllegalStateException("boom: " + r.text());
                 }))

@@ -11,7 +11,7 @@ import io.jrdma.reactive.rpc.RpcException;
 import io.jrdma.reactive.rpc.RpcHandler;
 import io.jrdma.reactive.rpc.RpcServer;
 import io.jrdma.reactive.rpc.RpcServerStats;
-import io.jrdma.reactive.rpc.SampleFunctions;
+import io.jrdma.reactive.rpc.TestFunctions;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +35,7 @@ class RpcConcurrencyTest {
     @Test
     void manyConcurrentCallsFromSeveralClientsAllGetTheirOwnAnswer() {
         DisposableRpcServer server = RpcLab.bind(RpcServer.create(RpcLab.rdmaServer().queueDepth(64, SERVER_RECEIVE_DEPTH))
-                .registerAll(new SampleFunctions().functions()));
+                .registerAll(TestFunctions.functions()));
         List<RpcClient> clients = new ArrayList<>();
         try {
             for (int i = 0; i < CLIENTS; i++) clients.add(RpcLab.client(server));

@@ -14,7 +14,7 @@ import io.jrdma.reactive.rpc.RpcClient;
 import io.jrdma.reactive.rpc.RpcHandler;
 import io.jrdma.reactive.rpc.RpcServer;
 import io.jrdma.reactive.rpc.RpcServerStats;
-import io.jrdma.reactive.rpc.SampleFunctions;
+import io.jrdma.reactive.rpc.TestFunctions;
 import io.jrdma.reactive.rpc.TestFrames;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -47,7 +47,7 @@ class RpcFuzzTest {
 
     private DisposableRpcServer server() {
         return RpcLab.bind(RpcServer.create(RpcLab.rdmaServer())
-                .registerAll(new SampleFunctions().functions())
+                .registerAll(TestFunctions.functions())
                 .register("fuzz-target", RpcHandler.of(r -> {
                     executions.incrementAndGet();
                     return r.bytes();

@@ -1,5 +1,8 @@
-package io.jrdma.reactive.rpc;
+package io.jrdma.samples;
 
+import io.jrdma.reactive.rpc.Codec;
+import io.jrdma.reactive.rpc.RpcHandler;
+import io.jrdma.reactive.rpc.RpcRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -8,8 +11,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The functions the {@code rdma} command's lambda mode serves, usable by any server:
- * {@code RpcServer.create(rdma).registerAll(new SampleFunctions().functions())}.
+ * The functions {@code rdma lambda} serves:
  * <ul>
  * <li>{@code echo}: the payload, unchanged</li>
  * <li>{@code upper}: UTF-8 text in upper case</li>
@@ -17,12 +19,11 @@ import java.util.Map;
  * <li>{@code sha256}: the 32-byte SHA-256 digest of the payload, computed in place in registered memory</li>
  * </ul>
  */
-public final class SampleFunctions implements RpcFunctionProvider {
-    /** ServiceLoader needs a public no-argument constructor. */
-    public SampleFunctions() {}
+final class SampleFunctions {
+    private SampleFunctions() {}
 
-    @Override
-    public Map<String, RpcHandler> functions() {
+    /** Name to handler, in the order above. */
+    static Map<String, RpcHandler> functions() {
         Map<String, RpcHandler> f = new LinkedHashMap<>();
         f.put("echo", RpcHandler.of(RpcRequest::bytes));
         f.put("upper", RpcHandler.of(r -> r.text().toUpperCase(Locale.ROOT).getBytes(StandardCharsets.UTF_8)));

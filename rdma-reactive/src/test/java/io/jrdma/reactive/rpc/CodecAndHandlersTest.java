@@ -10,11 +10,11 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import reactor.test.StepVerifier;
 
-class CodecAndSamplesTest {
-    private final Map<String, RpcHandler> samples = new SampleFunctions().functions();
+class CodecAndHandlersTest {
+    private final Map<String, RpcHandler> functions = TestFunctions.functions();
 
     private byte[] run(String name, byte[] payload) {
-        return samples.get(name).handle(RpcRequest.of(name, payload)).block(java.time.Duration.ofSeconds(5));
+        return functions.get(name).handle(RpcRequest.of(name, payload)).block(java.time.Duration.ofSeconds(5));
     }
 
     @Test
@@ -38,14 +38,14 @@ class CodecAndSamplesTest {
     }
 
     @Test
-    void theSampleFunctionsComputeWhatTheyPromise() throws Exception {
+    void handlersComputeOverTheRequestInPlaceAndFailAsAnError() throws Exception {
         assertEquals("HELLO, RDMA", new String(run("upper", "hello, rdma".getBytes(StandardCharsets.UTF_8)), StandardCharsets.UTF_8));
         assertEquals(6L, Codec.int64().decode(run("sum", Codec.longArray().encode(new long[] {1, 2, 3}))));
         byte[] data = new byte[100_000];
         new java.util.Random(1).nextBytes(data);
         assertArrayEquals(MessageDigest.getInstance("SHA-256").digest(data), run("sha256", data));
         assertArrayEquals(data, run("echo", data));
-        StepVerifier.create(samples.get("sum").handle(RpcRequest.of("sum", Codec.longArray().encode(new long[] {Long.MAX_VALUE, 1}))))
+        StepVerifier.create(functions.get("sum").handle(RpcRequest.of("sum", Codec.longArray().encode(new long[] {Long.MAX_VALUE, 1}))))
                 .expectError(ArithmeticException.class).verify();
     }
 
