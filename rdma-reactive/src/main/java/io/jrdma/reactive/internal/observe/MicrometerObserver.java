@@ -23,11 +23,14 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * counter increment and a timer update, no allocation.
  */
 final class MicrometerObserver implements Observer {
-    private static final MicrometerObserver GLOBAL = new MicrometerObserver(Metrics.globalRegistry);
-    private static final Set<Loop> WATCHED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.metrics");
     private static final int OPCODES = WcOpcode.values().length, STATUSES = WcStatus.values().length;
+    private static final Set<Loop> WATCHED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
+    // after the sizes above, which its arrays need
+    private static final MicrometerObserver GLOBAL = new MicrometerObserver(Metrics.globalRegistry);
 
     private final MeterRegistry registry;
+    private volatile boolean broken;  // the registry refused a meter: recording stops, connections go on
     private final AtomicLong inFlight = new AtomicLong();
     private final AtomicReferenceArray<Counter> operations = new AtomicReferenceArray<>(OPCODES * STATUSES);
     private final AtomicReferenceArray<Counter> bytes = new AtomicReferenceArray<>(OPCODES);
@@ -37,6 +40,11 @@ final class MicrometerObserver implements Observer {
         this.registry = registry;
         Gauge.builder("jrdma.operations.in.flight", inFlight, AtomicLong::get)
                 .description("Send work requests posted and not yet completed: send credits in use").register(registry);
+    }
+
+    /** The observer every connection with metrics shares: it records to {@code Metrics.globalRegistry}. */
+    static MicrometerObserver global() {
+        return GLOBAL;
     }
 
     static Observer forLoop(Loop loop) {
@@ -58,13 +66,24 @@ final class MicrometerObserver implements Observer {
         inFlight.incrementAndGet();
     }
 
+    /**
+     * Records one completion. A registry that refuses a meter (a name already registered with
+     * other tags, say) must not take a connection down: the first failure is logged and recording
+     * stops.
+     */
     @Override
     public void completed(WcOpcode opcode, WcStatus status, long wrId, long bytes, long nanos) {
         if (nanos >= 0) inFlight.decrementAndGet();  // a send-queue completion: its credit comes back
-        operations(opcode, status).increment();
-        if (status == WcStatus.IBV_WC_SUCCESS) {
-            bytes(opcode).increment(bytes);
-            if (nanos >= 0) time(opcode).record(nanos, TimeUnit.NANOSECONDS);
+        if (broken) return;
+        try {
+            operations(opcode, status).increment();
+            if (status == WcStatus.IBV_WC_SUCCESS) {
+                bytes(opcode).increment(bytes);
+                if (nanos >= 0) time(opcode).record(nanos, TimeUnit.NANOSECONDS);
+            }
+        } catch (RuntimeException e) {
+            broken = true;
+            LOG.log(System.Logger.Level.WARNING, "the meter registry refused jrdma's meters; jrdma records no more metrics", e);
         }
     }
 

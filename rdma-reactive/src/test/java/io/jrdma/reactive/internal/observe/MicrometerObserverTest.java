@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -38,5 +41,32 @@ class MicrometerObserverTest {
         assertEquals(2, writes.count());
         assertEquals(6.0, writes.totalTime(TimeUnit.MILLISECONDS), 1e-9);
         assertNull(registry.find("jrdma.operation.time").tags("opcode", "RECV").timer(), "a receive has no post to time from");
+    }
+
+    @Test
+    void theSharedObserverRecordsToTheGlobalRegistry() {
+        SimpleMeterRegistry global = new SimpleMeterRegistry();
+        Metrics.addRegistry(global);
+        try {
+            MicrometerObserver.global().posted(SendOpcode.SEND, 0, 5);
+            MicrometerObserver.global().completed(WcOpcode.SEND, WcStatus.IBV_WC_SUCCESS, 0, 5, 1_000);
+            assertEquals(1, global.get("jrdma.operations").tags("opcode", "SEND", "status", "IBV_WC_SUCCESS").counter().count());
+            assertEquals(5, global.get("jrdma.operation.bytes").tags("opcode", "SEND").counter().count());
+        } finally {
+            Metrics.removeRegistry(global);
+        }
+    }
+
+    @Test
+    void aRegistryThatRefusesAMeterStopsTheRecordingNotTheConnection() {
+        SimpleMeterRegistry strict = new SimpleMeterRegistry();
+        // a meter of another type under jrdma's name: the registry refuses jrdma's counter
+        strict.gauge("jrdma.operations", List.of(Tag.of("opcode", "SEND"), Tag.of("status", "IBV_WC_SUCCESS")), 1.0);
+        MicrometerObserver refused = new MicrometerObserver(strict);
+        refused.posted(SendOpcode.SEND, 0, 5);
+        refused.posted(SendOpcode.SEND, 1, 5);
+        refused.completed(WcOpcode.SEND, WcStatus.IBV_WC_SUCCESS, 0, 5, 1_000);  // no exception: the loop goes on
+        refused.completed(WcOpcode.SEND, WcStatus.IBV_WC_SUCCESS, 1, 5, 1_000);
+        assertEquals(0, strict.get("jrdma.operations.in.flight").gauge().value(), "credits are still counted");
     }
 }
