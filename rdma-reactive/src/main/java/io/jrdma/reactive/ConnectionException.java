@@ -77,6 +77,7 @@ public class ConnectionException extends RdmaException {
      * {@link io.jrdma.reactive.memory.BufferPool} fails with (a connection's pools close with it).
      */
     public static final class Closed extends ConnectionException {
+        /** Whether one side closed the connection, rather than an error. */
         private final boolean orderly;
 
         /**
