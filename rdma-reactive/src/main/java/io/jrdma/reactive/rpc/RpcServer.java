@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -35,13 +36,13 @@ public final class RpcServer {
     private final RdmaServer rdma;
     private final Map<String, RpcHandler> functions;
     private final List<String> providers;
-    private final ClassLoader providerLoader;
+    private final @Nullable ClassLoader providerLoader;
     private final Settings settings;
 
     record Settings(int maxConcurrentCalls, Duration handlerTimeout, Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
-    private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, ClassLoader providerLoader,
+    private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, @Nullable ClassLoader providerLoader,
                       Settings settings) {
         this.rdma = rdma;
         this.functions = functions;
@@ -129,7 +130,7 @@ public final class RpcServer {
      * @param providerClasses fully qualified names of {@link RpcFunctionProvider} implementations
      * @return a copy that loads those providers at bind
      */
-    public RpcServer functionsFrom(ClassLoader loader, String... providerClasses) {
+    public RpcServer functionsFrom(@Nullable ClassLoader loader, String... providerClasses) {
         List<String> p = new ArrayList<>(providers);
         for (String c : providerClasses) {
             if (!p.contains(Objects.requireNonNull(c))) p.add(c);
