@@ -6,5 +6,6 @@
  * {@code io.jrdma.reactive}.
  */
 module io.jrdma.ffm {
+    requires static transitive org.jspecify;  // annotations only: not needed at run time
     exports io.jrdma.ffm;
 }

@@ -10,6 +10,7 @@ module io.jrdma.reactive {
     requires transitive io.jrdma.ffm;
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
+    requires static transitive org.jspecify;  // annotations only: not needed at run time
     requires static micrometer.core;  // optional: metrics(true) only
     exports io.jrdma.reactive;
     exports io.jrdma.reactive.memory;

@@ -1,5 +1,7 @@
 package io.jrdma.ffm;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * An {@code rdma_cm_event}, copied out and acknowledged. For {@link CmEventType#CONNECT_REQUEST}
  * {@link #id()} is a new CmId the listener owns: accept or reject it, then close it.
@@ -18,7 +20,7 @@ package io.jrdma.ffm;
  * @param remoteQpNumber     the peer's QP number, where the event reports one (CONNECT_REQUEST,
  *                           CONNECT_RESPONSE); else 0
  */
-public record CmEvent(CmEventType type, int status, CmId id, CmId listenId, byte[] privateData,
+public record CmEvent(CmEventType type, int status, @Nullable CmId id, @Nullable CmId listenId, byte[] privateData,
                       int responderResources, int initiatorDepth, int remoteQpNumber) {
     /** Copies {@code privateData}, so the event never shares the array. */
     public CmEvent {

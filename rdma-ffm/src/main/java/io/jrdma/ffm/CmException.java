@@ -1,5 +1,7 @@
 package io.jrdma.ffm;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * rdma_cm delivered a failure event (rejected, unreachable, address or route error, ...) or an
  * event other than the one awaited.
@@ -20,7 +22,7 @@ public class CmException extends RdmaException {
      * @param status      the event's status: a negative errno, or for REJECTED the CM reject reason
      * @param privateData private data that came with the event, or null for none; copied
      */
-    public CmException(String message, CmEventType event, int status, byte[] privateData) {
+    public CmException(String message, CmEventType event, int status, byte @Nullable [] privateData) {
         super(message);
         this.event = event;
         this.status = status;

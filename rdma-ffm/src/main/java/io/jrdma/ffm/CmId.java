@@ -11,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct rdma_cm_id}: rdma_cm's socket-like handle. Calls here start an operation; its
@@ -31,7 +32,7 @@ public final class CmId extends NativeResource {
     private final MemorySegment id;
     private Context context;
 
-    CmId(EventChannel channel, MemorySegment id, CmId listener) {
+    CmId(EventChannel channel, MemorySegment id, @Nullable CmId listener) {
         super(channel);
         this.channel = channel;
         this.id = id.reinterpret(RdmaCma.rdma_cm_id.byteSize());
@@ -95,12 +96,12 @@ public final class CmId extends NativeResource {
     }
 
     /** {@return the local address and port of the id's route, or null while none is set (before bind or resolution)} */
-    public InetSocketAddress localAddress() {
+    public @Nullable InetSocketAddress localAddress() {
         return SocketAddresses.read(id.asSlice(rdma_cm_id_route_addr_src_storage, 128));
     }
 
     /** {@return the peer's address and port, or null while none is set (before address resolution or a connect request)} */
-    public InetSocketAddress remoteAddress() {
+    public @Nullable InetSocketAddress remoteAddress() {
         return SocketAddresses.read(id.asSlice(rdma_cm_id_route_addr_dst_storage, 128));
     }
 
@@ -125,7 +126,7 @@ public final class CmId extends NativeResource {
      * @param timeout     how long rdma_cm may take, in whole milliseconds
      * @throws VerbsException when the call fails at once (a failure later arrives as ADDR_ERROR)
      */
-    public void resolveAddress(InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
+    public void resolveAddress(@Nullable InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
         call("rdma_resolve_addr(" + destination + ")", (errno, arena) -> {
             // a conditional argument to invokeExact would be typed Object: bind it first
             MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source);

@@ -12,6 +12,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct ibv_comp_channel}: a file descriptor on which armed CQs signal "a completion
@@ -86,7 +87,7 @@ public final class CompletionChannel extends NativeResource {
         return await(timeout, Objects.requireNonNull(wakeup, "wakeup"));
     }
 
-    private Optional<CompletionQueue> await(Duration timeout, Wakeup wakeup) {
+    private Optional<CompletionQueue> await(Duration timeout, @Nullable Wakeup wakeup) {
         checkOpen();
         long deadline = Fds.deadline(timeout);
         if (!gate.enter(deadline, this)) return Optional.empty();

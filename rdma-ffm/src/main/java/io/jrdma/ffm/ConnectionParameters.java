@@ -5,6 +5,7 @@ import static io.jrdma.ffm.abi.RdmaCma.*;
 import io.jrdma.ffm.abi.RdmaCma;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct rdma_conn_param} for connect and accept.
@@ -17,7 +18,7 @@ import java.lang.foreign.MemorySegment;
  *                           IBV_WC_RETRY_EXC_ERR, 0 to 7
  * @param rnrRetryCount      7 = retry forever when the receiver has no RECV posted
  */
-public record ConnectionParameters(byte[] privateData, int responderResources, int initiatorDepth, int retryCount,
+public record ConnectionParameters(byte @Nullable [] privateData, int responderResources, int initiatorDepth, int retryCount,
                                    int rnrRetryCount) {
     /** Copies {@code privateData}; null means none. */
     public ConnectionParameters {
@@ -39,7 +40,7 @@ public record ConnectionParameters(byte[] privateData, int responderResources, i
      * @param data the bytes for the peer, or null for none; copied
      * @return a new value
      */
-    public ConnectionParameters withPrivateData(byte[] data) {
+    public ConnectionParameters withPrivateData(byte @Nullable [] data) {
         return new ConnectionParameters(data, responderResources, initiatorDepth, retryCount, rnrRetryCount);
     }
 

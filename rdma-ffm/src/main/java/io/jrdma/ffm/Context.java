@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An open RDMA device ({@code struct ibv_context}).
@@ -227,7 +228,7 @@ public final class Context extends NativeResource {
      * @throws IllegalStateException when the context or the channel is closed
      * @throws VerbsException when ibv_create_cq fails
      */
-    public CompletionQueue createCompletionQueue(int minEntries, CompletionChannel channel, int completionVector) {
+    public CompletionQueue createCompletionQueue(int minEntries, @Nullable CompletionChannel channel, int completionVector) {
         checkOpen();
         requireOpen(channel);
         if (minEntries < 1) throw new IllegalArgumentException("a CQ needs at least one entry");

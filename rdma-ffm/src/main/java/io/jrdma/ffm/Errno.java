@@ -6,13 +6,14 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import org.jspecify.annotations.Nullable;
 
 /** errno numbers as names and text, for messages. */
 final class Errno {
     private Errno() {}
 
     // glibc >= 2.32; absent on older systems, where the message carries only the number.
-    private static final MethodHandle STRERRORNAME_NP = Native.optionalSymbol(Native.Lib.LIBC, "strerrorname_np")
+    private static final @Nullable MethodHandle STRERRORNAME_NP = Native.optionalSymbol(Native.Lib.LIBC, "strerrorname_np")
             .map(s -> Native.LINKER.downcallHandle(s, FunctionDescriptor.of(ValueLayout.ADDRESS, ValueLayout.JAVA_INT)))
             .orElse(null);
 

@@ -14,6 +14,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct rdma_event_channel}: where rdma_cm reports address/route resolution, connection
@@ -114,7 +115,7 @@ public final class EventChannel extends NativeResource {
      * @throws RdmaTimeoutException when neither an event nor a signal came in time
      * @throws IllegalStateException when the channel or the wakeup is closed, or the channel is closed during the wait
      */
-    public CmEvent next(Duration timeout, Wakeup wakeup) {
+    public @Nullable CmEvent next(Duration timeout, Wakeup wakeup) {
         return take(null, null, Objects.requireNonNull(wakeup, "wakeup"), timeout);
     }
 
@@ -135,12 +136,12 @@ public final class EventChannel extends NativeResource {
      * @throws RdmaTimeoutException when no such event came in time
      * @throws IllegalStateException when the channel is closed, or closed during the wait
      */
-    public CmEvent await(CmId id, CmEventType type, Duration timeout) {
+    public CmEvent await(@Nullable CmId id, CmEventType type, Duration timeout) {
         return take(id, Objects.requireNonNull(type, "type"), null, timeout);
     }
 
     /** next (type null) or await; null only when woken. */
-    private CmEvent take(CmId id, CmEventType type, Wakeup wakeup, Duration timeout) {
+    private @Nullable CmEvent take(@Nullable CmId id, @Nullable CmEventType type, @Nullable Wakeup wakeup, Duration timeout) {
         checkOpen();
         long deadline = Fds.deadline(timeout);
         if (!gate.enter(deadline, this)) throw timeout(id, type, timeout);

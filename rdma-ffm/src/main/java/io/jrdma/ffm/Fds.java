@@ -6,6 +6,7 @@ import io.jrdma.ffm.abi.Native;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Bounded waits on the file descriptors behind completion channels, CM event channels and
@@ -62,7 +63,7 @@ final class Fds {
      * @param owner names the fd in errors
      * @throws IllegalStateException when fd is not open (POLLNVAL): its owner was closed under the waiter
      */
-    static Ready await(int fd, Wakeup wakeup, Wakeup closing, long deadline, Object owner) {
+    static Ready await(int fd, @Nullable Wakeup wakeup, @Nullable Wakeup closing, long deadline, Object owner) {
         if (wakeup != null) wakeup.enterWait();
         try {
             MemorySegment pfds = POLLFDS.get();

@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
 import java.util.HexFormat;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A GID table entry. For RoCE the GID is the interface's IP address (IPv4 as
@@ -87,7 +88,7 @@ public record Gid(int index, byte[] raw, GidType type, int netdevIfindex) {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof Gid g && g.index == index && Arrays.equals(g.raw, raw) && g.type == type
                 && g.netdevIfindex == netdevIfindex;
     }

@@ -7,6 +7,7 @@ import io.jrdma.ffm.abi.Native;
 import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct ibv_mr}: memory the device may access. The local key goes into SGEs; the
@@ -17,13 +18,13 @@ public final class MemoryRegion extends NativeResource {
     private final ProtectionDomain pd;
     private final MemorySegment mr;
     private final MemorySegment memory;
-    private final Arena ownedMemory;
+    private final @Nullable Arena ownedMemory;
     private final long address;
     private final long length;
     private final int lkey;
     private final int rkey;
 
-    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, Arena ownedMemory) {
+    MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, @Nullable Arena ownedMemory) {
         super(pd);
         this.pd = pd;
         this.mr = mr.reinterpret(Verbs.ibv_mr.byteSize());

@@ -1,6 +1,7 @@
 package io.jrdma.ffm;
 
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One owner per native handle. A resource is closed once (a second close is a no-op), is
@@ -14,11 +15,11 @@ abstract sealed class NativeResource implements AutoCloseable
 
     private static final int OPEN = 0, CLOSING = 1, CLOSED = 2;
 
-    private final NativeResource[] dependencies;
+    private final @Nullable NativeResource[] dependencies;
     private final AtomicInteger state = new AtomicInteger(OPEN);
     private final AtomicInteger dependents = new AtomicInteger();
 
-    NativeResource(NativeResource... dependencies) {
+    NativeResource(@Nullable NativeResource... dependencies) {
         for (int i = 0; i < dependencies.length; i++) {
             if (dependencies[i] == null) continue;
             try {
@@ -44,7 +45,7 @@ abstract sealed class NativeResource implements AutoCloseable
      * before the call: the kernel reuses handle numbers, so a closed CQ's handle may already name
      * a different CQ, and the new object would silently attach to it.
      */
-    static void requireOpen(NativeResource... resources) {
+    static void requireOpen(@Nullable NativeResource... resources) {
         for (NativeResource r : resources) if (r != null) r.checkOpen();
     }
 

@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct ibv_qp}. Posting goes through {@code ibv_context.ops.post_send/post_recv}
@@ -27,13 +28,13 @@ public final class QueuePair extends NativeResource {
     private final QueuePairCapabilities capabilities;
     private final MemorySegment postSend;
     private final MemorySegment postRecv;
-    private final CmId cmOwner;
+    private final @Nullable CmId cmOwner;
     private final Arena scratchArena = Arena.ofShared();
     /** ibv_post_send's and ibv_post_recv's bad_wr out-parameters: separate, since the two post paths run on different threads. */
     private final MemorySegment badSendWr = scratchArena.allocate(ValueLayout.ADDRESS);
     private final MemorySegment badRecvWr = scratchArena.allocate(ValueLayout.ADDRESS);
 
-    QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment grantedInit, CmId cmOwner) {
+    QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment grantedInit, @Nullable CmId cmOwner) {
         super(pd, init.sendCq(), init.recvCq() == init.sendCq() ? null : init.recvCq(), init.srq(), cmOwner);
         this.pd = pd;
         this.qp = qp.reinterpret(Verbs.ibv_qp.byteSize());

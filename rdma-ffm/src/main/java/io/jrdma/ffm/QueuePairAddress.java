@@ -2,6 +2,7 @@ package io.jrdma.ffm;
 
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What two RC peers exchange out of band to connect their QPs by hand (as perftest does without
@@ -57,7 +58,7 @@ public record QueuePairAddress(int qpNumber, int psn, int lid, byte[] gid) {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof QueuePairAddress a && a.qpNumber == qpNumber && a.psn == psn && a.lid == lid
                 && Arrays.equals(a.gid, gid);
     }

@@ -6,6 +6,7 @@ import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * {@code struct ibv_qp_init_attr} as an immutable value: {@code QueuePairInit.rc(cq).sendQueue(64, 1)}.
@@ -22,7 +23,7 @@ import java.util.Objects;
  * @param signalAll     every send WR generates a completion (sq_sig_all); otherwise only
  *                      {@code SIGNALED} ones do
  */
-public record QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq, SharedReceiveQueue srq,
+public record QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue recvCq, @Nullable SharedReceiveQueue srq,
                             int maxSendWr, int maxRecvWr, int maxSendSge, int maxRecvSge, int maxInlineData,
                             boolean signalAll) {
     /** Checks that the type and both CQs are given ({@link NullPointerException} otherwise). */
@@ -82,7 +83,7 @@ public record QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue
      * @param srq the shared receive queue, or null for the QP's own receive queue
      * @return a new init
      */
-    public QueuePairInit sharedReceiveQueue(SharedReceiveQueue srq) {
+    public QueuePairInit sharedReceiveQueue(@Nullable SharedReceiveQueue srq) {
         return new QueuePairInit(type, sendCq, recvCq, srq, maxSendWr, maxRecvWr, maxSendSge, maxRecvSge, maxInlineData, signalAll);
     }
 

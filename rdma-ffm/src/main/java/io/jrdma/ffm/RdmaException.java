@@ -1,5 +1,7 @@
 package io.jrdma.ffm;
 
+import org.jspecify.annotations.Nullable;
+
 /** Root of every error the binding raises. Unchecked: reactive and coroutine callers compose them. */
 public class RdmaException extends RuntimeException {
     /**
@@ -17,7 +19,7 @@ public class RdmaException extends RuntimeException {
      * @param message what failed
      * @param cause   the underlying failure, or null
      */
-    public RdmaException(String message, Throwable cause) {
+    public RdmaException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 }

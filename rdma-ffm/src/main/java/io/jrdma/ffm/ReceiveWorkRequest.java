@@ -5,6 +5,7 @@ import static io.jrdma.ffm.abi.Verbs.*;
 import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.jspecify.annotations.Nullable;
 
 /** A reusable {@code struct ibv_recv_wr} with its SGE list, patched in place. Not thread-safe. */
 public final class ReceiveWorkRequest {
@@ -125,7 +126,7 @@ public final class ReceiveWorkRequest {
      * @param next the following WR, or null
      * @return this
      */
-    public ReceiveWorkRequest next(ReceiveWorkRequest next) {
+    public ReceiveWorkRequest next(@Nullable ReceiveWorkRequest next) {
         ibv_recv_wr_next.set(wr, next == null ? MemorySegment.NULL : next.wr);
         return this;
     }

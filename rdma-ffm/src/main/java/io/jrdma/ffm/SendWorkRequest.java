@@ -5,6 +5,7 @@ import static io.jrdma.ffm.abi.Verbs.*;
 import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A reusable {@code struct ibv_send_wr} with its scatter-gather list, allocated once and patched
@@ -218,7 +219,7 @@ public final class SendWorkRequest {
      * @param next the following WR, or null
      * @return this
      */
-    public SendWorkRequest next(SendWorkRequest next) {
+    public SendWorkRequest next(@Nullable SendWorkRequest next) {
         ibv_send_wr_next.set(wr, next == null ? MemorySegment.NULL : next.wr);
         return this;
     }

@@ -10,6 +10,7 @@ import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
+import org.jspecify.annotations.Nullable;
 
 /** {@code struct sockaddr_in/_in6} to and from {@link InetSocketAddress}, for rdma_cm. */
 final class SocketAddresses {
@@ -35,7 +36,7 @@ final class SocketAddresses {
     }
 
     /** Reads a sockaddr of family AF_INET or AF_INET6; null for an unset (AF_UNSPEC) one. */
-    static InetSocketAddress read(MemorySegment storage) {
+    static @Nullable InetSocketAddress read(MemorySegment storage) {
         int family = Short.toUnsignedInt(storage.get(ValueLayout.JAVA_SHORT, 0));
         try {
             if (family == AF_INET) {

@@ -1,5 +1,7 @@
 package io.jrdma.ffm;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A libibverbs or librdmacm call failed. Carries the C function name and the errno, so a log
  * line reads like the C program's would: {@code ibv_modify_qp(RTR): Invalid argument (EINVAL 22)}.
@@ -27,7 +29,7 @@ public class VerbsException extends RdmaException {
      * @param errno    the errno it failed with (positive)
      * @param hint     what to do about it, appended to the message; or null
      */
-    public VerbsException(String function, int errno, String hint) {
+    public VerbsException(String function, int errno, @Nullable String hint) {
         super(function + ": " + Errno.describe(errno) + (hint == null ? "" : ". " + hint));
         this.function = function;
         this.errno = errno;

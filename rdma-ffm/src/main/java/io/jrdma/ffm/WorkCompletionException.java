@@ -1,5 +1,7 @@
 package io.jrdma.ffm;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * A work request completed with an error status. Carries what a C programmer would print:
  * the verbs status name, wr_id, QP number and vendor error, and the opcode when the caller knows
@@ -11,7 +13,7 @@ public class WorkCompletionException extends RdmaException {
     /** The wr_id of the failed work request. */
     private final long wrId;
     /** The posted opcode, or null. */
-    private final WcOpcode opcode;
+    private final @Nullable WcOpcode opcode;
     /** The local QP the work request was posted on. */
     private final int qpNumber;
     /** The provider's vendor_err. */
@@ -26,7 +28,7 @@ public class WorkCompletionException extends RdmaException {
      * @param qpNumber    the local QP the work request was posted on
      * @param vendorError the completion's vendor_err
      */
-    public WorkCompletionException(WcStatus status, long wrId, WcOpcode opcode, int qpNumber, int vendorError) {
+    public WorkCompletionException(WcStatus status, long wrId, @Nullable WcOpcode opcode, int qpNumber, int vendorError) {
         this(status, wrId, opcode, qpNumber, vendorError, null);
     }
 
@@ -40,7 +42,8 @@ public class WorkCompletionException extends RdmaException {
      * @param vendorError the completion's vendor_err
      * @param detail      appended to the message (e.g. the remote range a WRITE targeted), or null
      */
-    public WorkCompletionException(WcStatus status, long wrId, WcOpcode opcode, int qpNumber, int vendorError, String detail) {
+    public WorkCompletionException(WcStatus status, long wrId, @Nullable WcOpcode opcode, int qpNumber, int vendorError,
+                                   @Nullable String detail) {
         super(status + " (" + status.description() + ") on QP 0x" + Integer.toHexString(qpNumber) + ", wr_id " + wrId
                 + (opcode == null ? ", opcode unknown (not reported for failed completions)" : ", opcode " + opcode)
                 + ", vendor_err 0x" + Integer.toHexString(vendorError)
@@ -63,7 +66,7 @@ public class WorkCompletionException extends RdmaException {
     }
 
     /** {@return the posted opcode, or null when the code that raised this did not know it} */
-    public WcOpcode opcode() {
+    public @Nullable WcOpcode opcode() {
         return opcode;
     }
 

@@ -7,6 +7,7 @@ import io.jrdma.ffm.abi.Verbs;
 import io.jrdma.ffm.abi.VerbsCalls;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A pre-allocated array of {@code struct ibv_wc} that {@link CompletionQueue#poll} fills in
@@ -234,7 +235,7 @@ public final class WorkCompletions {
      * @param postedOpcode the opcode posted under the entry's wr_id, or null
      * @return the exception, not thrown
      */
-    public WorkCompletionException error(int i, WcOpcode postedOpcode) {
+    public WorkCompletionException error(int i, @Nullable WcOpcode postedOpcode) {
         return new WorkCompletionException(status(i), wrId(i), postedOpcode, qpNumber(i), vendorError(i));
     }
 

@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.Objects;
 import java.util.Set;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The immutable settings a connection is built from. {@link RdmaClient} and {@link RdmaServer} set
@@ -27,7 +28,7 @@ public final class ConnectionConfig {
     private final Duration connectTimeout;
     private final Duration operationTimeout;
     private final int maxInlineData;
-    private final String device;
+    private final @Nullable String device;
     private final int port;
     private final int gidIndex;
     private final int responderResources;
@@ -152,7 +153,7 @@ public final class ConnectionConfig {
     }
 
     /** {@return the TCP path's RDMA device, or null for the one owning the local address} */
-    public String device() {
+    public @Nullable String device() {
         return device;
     }
 
@@ -217,7 +218,7 @@ public final class ConnectionConfig {
     }
 
     @Override
-    public boolean equals(Object o) {
+    public boolean equals(@Nullable Object o) {
         return o instanceof ConnectionConfig c && sendQueueDepth == c.sendQueueDepth && receiveQueueDepth == c.receiveQueueDepth
                 && bufferSize == c.bufferSize && bufferCount == c.bufferCount && maxScatterGather == c.maxScatterGather
                 && pollingMode == c.pollingMode && exposedBufferSize == c.exposedBufferSize && exposedAccess.equals(c.exposedAccess)
@@ -251,7 +252,7 @@ public final class ConnectionConfig {
         long exposedBufferSize;
         Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
         Duration connectTimeout = Duration.ofSeconds(10), operationTimeout = Duration.ofSeconds(30);
-        String device;
+        @Nullable String device;
         boolean metrics, wiretap;
 
         private Draft() {}

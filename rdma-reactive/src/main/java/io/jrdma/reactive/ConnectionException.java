@@ -1,6 +1,7 @@
 package io.jrdma.reactive;
 
 import io.jrdma.ffm.RdmaException;
+import org.jspecify.annotations.Nullable;
 
 /** Connection-level failures, on the connect {@code Mono} or on pending operations. */
 public class ConnectionException extends RdmaException {
@@ -19,7 +20,7 @@ public class ConnectionException extends RdmaException {
      * @param message what failed
      * @param cause   the underlying failure (a {@link io.jrdma.ffm.CmException}, say), or null
      */
-    public ConnectionException(String message, Throwable cause) {
+    public ConnectionException(String message, @Nullable Throwable cause) {
         super(message, cause);
     }
 
@@ -35,7 +36,7 @@ public class ConnectionException extends RdmaException {
          * @param reason  the private data of the reject; copied
          * @param cause   the underlying failure, or null
          */
-        public Rejected(String message, byte[] reason, Throwable cause) {
+        public Rejected(String message, byte[] reason, @Nullable Throwable cause) {
             super(message, cause);
             this.reason = reason.clone();
         }
@@ -54,7 +55,7 @@ public class ConnectionException extends RdmaException {
          * @param message where, and which step failed
          * @param cause   the underlying failure, or null
          */
-        public Unreachable(String message, Throwable cause) {
+        public Unreachable(String message, @Nullable Throwable cause) {
             super(message, cause);
         }
     }
@@ -77,6 +78,7 @@ public class ConnectionException extends RdmaException {
      * {@link io.jrdma.reactive.memory.BufferPool} fails with (a connection's pools close with it).
      */
     public static final class Closed extends ConnectionException {
+        /** Whether one side closed the connection, rather than an error. */
         private final boolean orderly;
 
         /**
@@ -105,7 +107,7 @@ public class ConnectionException extends RdmaException {
          * @param message what is closed
          * @param cause   what closed it, or null
          */
-        public Closed(String message, Throwable cause) {
+        public Closed(String message, @Nullable Throwable cause) {
             super(message, cause);
             this.orderly = false;
         }

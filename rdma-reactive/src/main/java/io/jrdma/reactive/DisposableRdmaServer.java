@@ -75,7 +75,7 @@ public final class DisposableRdmaServer implements Disposable {
         if (!c.isDisposed() && !handling.add(running[0])) running[0].dispose();  // the server was disposed meanwhile
     }
 
-    /** The address the server listens on. */
+    /** {@return the address the server listens on, with the port it picked if it was given 0} */
     public InetSocketAddress address() {
         return listener.address();
     }
@@ -86,6 +86,8 @@ public final class DisposableRdmaServer implements Disposable {
      * {@link ConnectionException.Closed} once the server is disposed and no accepted connection is
      * left, and with {@link IllegalStateException} on a server whose connections go to a
      * {@link RdmaServer#handle handler}. The taker owns the connection: close it.
+     *
+     * @return emits the next accepted connection
      */
     public Mono<RdmaConnection> accept() {
         if (handler != null) {
@@ -98,6 +100,8 @@ public final class DisposableRdmaServer implements Disposable {
      * Accepted connections, in order, one per demand ({@link #accept()} repeated): completes when
      * the server is disposed. Subscribers may come and go, and several may take at once; a
      * connection nobody takes waits for the next, and is closed when the server is disposed.
+     *
+     * @return the accepted connections, each owned by the subscriber that received it
      */
     public Flux<RdmaConnection> connections() {
         return Flux.defer(this::accept).repeat().onErrorComplete(ConnectionException.Closed.class::isInstance);
@@ -106,12 +110,20 @@ public final class DisposableRdmaServer implements Disposable {
     /**
      * The region this server exposes to every client of {@code deviceName} ({@link RdmaServer#exposeSharedBuffer}),
      * once a client of that device connected.
+     *
+     * @param deviceName an RDMA device's name, e.g. {@code mlx5_0} or {@code rxe0}
+     * @return the region, owned by the server; empty before a client of that device connected, or when
+     *         the server exposes no shared region
      */
     public Optional<RegisteredBuffer> sharedBuffer(String deviceName) {
         return listener.sharedRegion(deviceName);
     }
 
-    /** The server's shared receive queues ({@link RdmaServer#sharedReceiveQueue}), one per device a client connected through. */
+    /**
+     * The server's shared receive queues ({@link RdmaServer#sharedReceiveQueue}), one per device a client connected through.
+     *
+     * @return a snapshot of each queue's counters; empty without shared receive queues
+     */
     public List<SharedReceiveQueueStats> sharedReceiveQueues() {
         return listener.sharedReceivers().stream()
                 .map(r -> new SharedReceiveQueueStats(r.deviceName(), r.buffers(), r.posted(), r.limitEvents(), r.maxPosted()))
@@ -123,6 +135,8 @@ public final class DisposableRdmaServer implements Disposable {
      * the connections it accepted, all concurrently. The returned {@code Mono} completes when they are closed and the
      * listening port is free (the same moment as {@link #onDispose()}); the stopping happens on
      * the first call, subscribed or not. Blocks no thread: use it where {@link #dispose()} would wait.
+     *
+     * @return completes when the server and its connections are closed
      */
     public Mono<Void> disposeLater() {
         boolean first;
@@ -157,12 +171,18 @@ public final class DisposableRdmaServer implements Disposable {
      * {@link #disposeLater()} and waits for it, at most {@code timeout}: throws
      * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
      * thread that must not block, such as a loop.
+     *
+     * @param timeout how long to wait at most
      */
     public void disposeNow(Duration timeout) {
         Disposal.disposeNow(disposeLater(), this, timeout);
     }
 
-    /** Completes when the server is disposed and every connection it accepted is closed. */
+    /**
+     * Completes when the server is disposed and every connection it accepted is closed.
+     *
+     * @return completes then; nothing is disposed by subscribing
+     */
     public Mono<Void> onDispose() {
         return closed.asMono();
     }

@@ -3,6 +3,7 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.SendOpcode;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An operation did not complete within the connection's operation timeout. If it was still
@@ -11,11 +12,11 @@ import java.time.Duration;
  */
 public final class OperationTimeoutException extends RdmaException {
     /** The operation's opcode, or null. */
-    private final SendOpcode opcode;
+    private final @Nullable SendOpcode opcode;
     /** Whether the work request reached the send queue. */
     private final boolean posted;
 
-    private OperationTimeoutException(String message, SendOpcode opcode, boolean posted) {
+    private OperationTimeoutException(String message, @Nullable SendOpcode opcode, boolean posted) {
         super(message);
         this.opcode = opcode;
         this.posted = posted;
@@ -50,7 +51,7 @@ public final class OperationTimeoutException extends RdmaException {
     }
 
     /** {@return the operation's opcode, or null if it timed out waiting for a pooled buffer before it had one} */
-    public SendOpcode opcode() {
+    public @Nullable SendOpcode opcode() {
         return opcode;
     }
 

@@ -33,6 +33,13 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
         this.options = options;
     }
 
+    /**
+     * A client with the defaults: {@code 127.0.0.1:7471} over {@link Transport#RDMA_CM},
+     * {@link ConnectionConfig#defaults()}, on {@link RdmaResources#shared()}, from the local
+     * address rdma_cm's route resolution picks.
+     *
+     * @return the client configuration; nothing connects until {@link #connect()} is subscribed
+     */
     public static RdmaClient create() {
         return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, SetupOptions.JRDMA);
     }
@@ -42,7 +49,12 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
         return new RdmaClient(host, port, localAddress, transport, config, resources, options);
     }
 
-    /** The local IP to connect from; selects the RDMA device (its RoCE v2 GID). */
+    /**
+     * The local IP to connect from; selects the RDMA device (its RoCE v2 GID).
+     *
+     * @param address an IP address (or host name) of this machine that an RDMA device owns
+     * @return a copy connecting from that address
+     */
     public RdmaClient localAddress(String address) {
         return new RdmaClient(host, port, address, transport, config, resources, options);
     }
@@ -55,6 +67,10 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * memory it advertises there in its own format becomes a {@code RemoteBuffer} the application
      * builds ({@link io.jrdma.reactive.memory.RemoteBuffer#fromBigEndian}). Everything else of
      * the connection is the same.
+     *
+     * @param privateData the bytes to send with the connect request; copied
+     * @return a copy that connects with those bytes
+     * @throws IllegalArgumentException when {@code privateData} exceeds rdma_cm's 56 bytes
      */
     public RdmaClient rawPrivateData(byte[] privateData) {
         if (privateData.length > CmId.MAX_PRIVATE_DATA_CONNECT) {
@@ -68,6 +84,9 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * Sets up the connection with an exchange the application performs itself, in its peer's
      * format ({@link OutOfBandExchange}); host and port are not used. The device is the one named
      * by {@code device(name, port)}, or the one owning {@link #localAddress}.
+     *
+     * @param exchange swaps the two sides' queue pair details; called once per {@link #connect()}
+     * @return a copy that connects through {@code exchange}
      */
     public RdmaClient outOfBand(OutOfBandExchange exchange) {
         return new RdmaClient(host, port, localAddress, transport, config, resources, new SetupOptions(null, Objects.requireNonNull(exchange)));
@@ -80,6 +99,11 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * connection established anyway is closed, never leaked. At most 128 setups of one
      * {@link RdmaResources} run at once; more wait and start in order, within their connectTimeout
      * (a burst of 512 finishes in order instead of all at once, past the timeout).
+     *
+     * @return emits the established connection, which the subscriber owns and closes; fails with a
+     *         {@link ConnectionException} ({@link ConnectionException.Rejected},
+     *         {@link ConnectionException.Unreachable}, {@link ConnectionException.Timeout},
+     *         {@link ConnectionException.Protocol}) saying which step failed
      */
     public Mono<RdmaConnection> connect() {
         return Mono.defer(() -> {

@@ -48,6 +48,26 @@ import reactor.core.publisher.Mono;
  * Signals are emitted on the connection's loop thread, which serves other connections too: do
  * not block in them ({@code block()} there fails at once); {@code publishOn} a scheduler for
  * blocking work.
+ *
+ * <h2>Operations</h2>
+ * Every operation ({@code send}, {@code write}, {@code read}, the atomics) posts when its
+ * {@code Mono} is subscribed, once per subscription, and emits its successful
+ * {@link WorkCompletion}. It fails with
+ * <ul>
+ * <li>{@link IllegalArgumentException}, {@link IndexOutOfBoundsException} or
+ *     {@link RemoteRangeException} for what the NIC would refuse (a range outside a buffer, more
+ *     scatter-gather elements than {@link ConnectionConfig#maxScatterGather()}), before anything
+ *     is posted;</li>
+ * <li>an {@link RdmaOperationException} (a subclass for the common statuses) when the completion
+ *     carries an error status, which also closes the connection: the WRs still in flight then fail
+ *     with {@link RdmaOperationException.FlushedException};</li>
+ * <li>{@link OperationTimeoutException} when no completion came within the operation timeout;</li>
+ * <li>{@link ConnectionException.Closed} once the connection is closed.</li>
+ * </ul>
+ * The variants taking a {@code byte[]} copy it into a buffer of {@link #buffers()} once one is
+ * free (after subscription, so do not change the array before the {@code Mono} terminates),
+ * waiting at most the operation timeout for it; arrays larger than the pool's buffers fail with
+ * {@link IllegalArgumentException}.
  */
 public final class RdmaConnection implements Disposable {
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
@@ -62,46 +82,108 @@ public final class RdmaConnection implements Disposable {
 
     // ------------------------------------------------------------------------------ operations
 
-    /** SENDs {@code length} bytes of {@code buffer} into the peer's next posted receive. */
+    /**
+     * SENDs {@code length} bytes of {@code buffer} into the peer's next posted receive.
+     *
+     * @param buffer registered memory of this connection's device; the operation holds a reference until its completion
+     * @param offset where the bytes start in {@code buffer}
+     * @param length the bytes to send, at most the size of the peer's receive buffers
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> send(RegisteredBuffer buffer, long offset, int length) {
         return post(SendOpcode.SEND, () -> ScatterGatherElement.of(buffer, offset, length));
     }
 
-    /** SENDs the gather list's bytes, in order, as one message. */
+    /**
+     * SENDs the gather list's bytes, in order, as one message.
+     *
+     * @param gather the elements, at most {@link ConnectionConfig#maxScatterGather()}; each buffer is held until the completion
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> send(List<ScatterGatherElement> gather) {
         return post(SendOpcode.SEND, gather);
     }
 
-    /** SENDs a copy of {@code bytes} (through a pooled buffer). */
+    /**
+     * SENDs a copy of {@code bytes} (through a pooled buffer).
+     *
+     * @param bytes the message, at most the pool's buffer size
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> send(byte[] bytes) {
         return withPooledCopy(bytes, b -> send(b, 0, bytes.length));
     }
 
+    /**
+     * SENDs {@code text} encoded as UTF-8 (through a pooled buffer).
+     *
+     * @param text the message; its UTF-8 bytes must fit the pool's buffer size
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> send(String text) {
         return send(text.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** SEND_WITH_IMM: the receiver's completion carries {@code immediate} besides the bytes. */
+    /**
+     * SEND_WITH_IMM: the receiver's completion carries {@code immediate} besides the bytes.
+     *
+     * @param buffer    registered memory of this connection's device; held until the completion
+     * @param offset    where the bytes start in {@code buffer}
+     * @param length    the bytes to send, at most the size of the peer's receive buffers
+     * @param immediate 32 bits for the receiver ({@link ReceivedMessage#immediate()})
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> sendWithImmediate(RegisteredBuffer buffer, long offset, int length, int immediate) {
         return post(() -> new SendQueue.Op(SendOpcode.SEND_WITH_IMM, ScatterGatherElement.of(buffer, offset, length)).immediate(immediate));
     }
 
-    /** SEND_WITH_IMM of a gather list (an empty list sends only the immediate). */
+    /**
+     * SEND_WITH_IMM of a gather list (an empty list sends only the immediate).
+     *
+     * @param gather    the elements, at most {@link ConnectionConfig#maxScatterGather()}; each buffer is held until the completion
+     * @param immediate 32 bits for the receiver ({@link ReceivedMessage#immediate()})
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> sendWithImmediate(List<ScatterGatherElement> gather, int immediate) {
         return post(SendOpcode.SEND_WITH_IMM, gather, op -> op.immediate(immediate));
     }
 
-    /** RDMA WRITE of {@code length} bytes of {@code source} into {@code target} at {@code targetOffset}. */
+    /**
+     * RDMA WRITE of {@code length} bytes of {@code source} into {@code target} at {@code targetOffset}.
+     * The peer's application is not notified; {@link #writeWithImmediate} does that.
+     *
+     * @param source       registered memory of this connection's device; held until the completion
+     * @param sourceOffset where the bytes start in {@code source}
+     * @param length       the bytes to write
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> write(RegisteredBuffer source, long sourceOffset, int length, RemoteBuffer target, long targetOffset) {
         return post(() -> new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(source, sourceOffset, length))
                 .remote(target, targetOffset));
     }
 
-    /** RDMA WRITE of the gather list's bytes, in order, to one contiguous range of {@code target}. */
+    /**
+     * RDMA WRITE of the gather list's bytes, in order, to one contiguous range of {@code target}.
+     *
+     * @param gather       the elements, at least one, at most {@link ConnectionConfig#maxScatterGather()}; held until the completion
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> write(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset) {
         return post(SendOpcode.RDMA_WRITE, gather, op -> op.remote(target, targetOffset));
     }
 
+    /**
+     * RDMA WRITE of a copy of {@code bytes} (through a pooled buffer) into {@code target} at {@code targetOffset}.
+     *
+     * @param bytes        the bytes, at most the pool's buffer size
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> write(byte[] bytes, RemoteBuffer target, long targetOffset) {
         return withPooledCopy(bytes, b -> write(b, 0, bytes.length, target, targetOffset));
     }
@@ -109,6 +191,14 @@ public final class RdmaConnection implements Disposable {
     /**
      * RDMA WRITE_WITH_IMM: the bytes land in {@code target} and the peer's next posted receive
      * completes with {@code immediate}, so it learns that (and which) data arrived.
+     *
+     * @param source       registered memory of this connection's device; held until the completion
+     * @param sourceOffset where the bytes start in {@code source}
+     * @param length       the bytes to write
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @param immediate    32 bits for the peer ({@link ReceivedMessage#immediate()}); the message it receives has no bytes
+     * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> writeWithImmediate(RegisteredBuffer source, long sourceOffset, int length, RemoteBuffer target,
                                                    long targetOffset, int immediate) {
@@ -116,29 +206,71 @@ public final class RdmaConnection implements Disposable {
                 .remote(target, targetOffset).immediate(immediate));
     }
 
-    /** WRITE_WITH_IMM of a gather list (an empty list writes nothing and only notifies). */
+    /**
+     * WRITE_WITH_IMM of a gather list (an empty list writes nothing and only notifies).
+     *
+     * @param gather       the elements, at most {@link ConnectionConfig#maxScatterGather()}; held until the completion
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @param immediate    32 bits for the peer ({@link ReceivedMessage#immediate()})
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> writeWithImmediate(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset,
                                                    int immediate) {
         return post(SendOpcode.RDMA_WRITE_WITH_IMM, gather, op -> op.remote(target, targetOffset).immediate(immediate));
     }
 
+    /**
+     * WRITE_WITH_IMM of a copy of {@code bytes} (through a pooled buffer).
+     *
+     * @param bytes        the bytes, at most the pool's buffer size
+     * @param target       the peer's memory, exposed with remote write access
+     * @param targetOffset where the bytes land, from {@code target}'s start
+     * @param immediate    32 bits for the peer ({@link ReceivedMessage#immediate()})
+     * @return emits the completion (errors: see the class description)
+     */
     public Mono<WorkCompletion> writeWithImmediate(byte[] bytes, RemoteBuffer target, long targetOffset, int immediate) {
         return withPooledCopy(bytes, b -> writeWithImmediate(b, 0, bytes.length, target, targetOffset, immediate));
     }
 
-    /** RDMA READ of {@code length} bytes at {@code sourceOffset} of the peer's memory into {@code destination}. */
+    /**
+     * RDMA READ of {@code length} bytes at {@code sourceOffset} of the peer's memory into {@code destination}.
+     *
+     * @param source            the peer's memory, exposed with remote read access
+     * @param sourceOffset      where the bytes start, from {@code source}'s start
+     * @param length            the bytes to read
+     * @param destination       registered memory of this connection's device, writable by the device
+     *                          ({@code LOCAL_WRITE}); held until the completion
+     * @param destinationOffset where the bytes land in {@code destination}
+     * @return emits the completion once the bytes are in {@code destination} (errors: see the class description)
+     */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, int length, RegisteredBuffer destination,
                                      long destinationOffset) {
         return post(() -> new SendQueue.Op(SendOpcode.RDMA_READ, ScatterGatherElement.of(destination, destinationOffset, length))
                 .remote(source, sourceOffset));
     }
 
-    /** RDMA READ of one contiguous range of the peer's memory, scattered in order over {@code scatter}. */
+    /**
+     * RDMA READ of one contiguous range of the peer's memory, scattered in order over {@code scatter}.
+     *
+     * @param source       the peer's memory, exposed with remote read access
+     * @param sourceOffset where the range starts, from {@code source}'s start; its length is the elements' total
+     * @param scatter      where the bytes land, at least one element, at most {@link ConnectionConfig#maxScatterGather()};
+     *                     held until the completion
+     * @return emits the completion once the bytes are in place (errors: see the class description)
+     */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, List<ScatterGatherElement> scatter) {
         return post(SendOpcode.RDMA_READ, scatter, op -> op.remote(source, sourceOffset));
     }
 
-    /** RDMA READ into a pooled buffer, returned as a byte array. */
+    /**
+     * RDMA READ into a pooled buffer, returned as a byte array.
+     *
+     * @param source       the peer's memory, exposed with remote read access
+     * @param sourceOffset where the bytes start, from {@code source}'s start
+     * @param length       the bytes to read, at most the pool's buffer size
+     * @return emits a new array of the {@code length} bytes read (errors: see the class description)
+     */
     public Mono<byte[]> read(RemoteBuffer source, long sourceOffset, int length) {
         if (length > config.bufferSize()) {
             return Mono.error(new IllegalArgumentException(length + " bytes exceed the buffer size " + config.bufferSize()));
@@ -148,12 +280,31 @@ public final class RdmaConnection implements Disposable {
                 b -> Mono.fromRunnable(b::release));
     }
 
-    /** Atomic compare-and-swap of the 8-byte word at {@code offset}; emits the word's previous value. */
+    /**
+     * Atomic compare-and-swap of the 8-byte word at {@code offset}: the peer's NIC writes
+     * {@code swap} if the word equals {@code expected}. Goes through a pooled buffer.
+     *
+     * @param target   the peer's memory, exposed with remote atomic access
+     * @param offset   the word's offset from {@code target}'s start; the address must be 8-byte aligned
+     *                 (else {@link IllegalArgumentException})
+     * @param expected the value to compare with
+     * @param swap     the value to write on a match
+     * @return emits the word's previous value: it equals {@code expected} if the swap happened (errors: see the class
+     *         description)
+     */
     public Mono<Long> compareAndSwap(RemoteBuffer target, long offset, long expected, long swap) {
         return atomic(SendOpcode.ATOMIC_CMP_AND_SWP, target, offset, expected, swap);
     }
 
-    /** Atomic fetch-and-add on the 8-byte word at {@code offset}; emits the word's previous value. */
+    /**
+     * Atomic fetch-and-add on the 8-byte word at {@code offset}. Goes through a pooled buffer.
+     *
+     * @param target the peer's memory, exposed with remote atomic access
+     * @param offset the word's offset from {@code target}'s start; the address must be 8-byte aligned
+     *               (else {@link IllegalArgumentException})
+     * @param add    what to add (wrapping around on overflow)
+     * @return emits the word's previous value (errors: see the class description)
+     */
     public Mono<Long> fetchAndAdd(RemoteBuffer target, long offset, long add) {
         return atomic(SendOpcode.ATOMIC_FETCH_AND_ADD, target, offset, add, 0);
     }
@@ -171,6 +322,9 @@ public final class RdmaConnection implements Disposable {
     /**
      * The next received message; release it to re-post its buffer. A subscriber that cancels
      * before the message reaches it leaves the message to the next receiver.
+     *
+     * @return emits the next message, which the subscriber owns until it releases it; fails with
+     *         {@link ConnectionException.Closed} once the connection is closed and no message is left
      */
     public Mono<ReceivedMessage> receive() {
         return core.receive();
@@ -183,6 +337,8 @@ public final class RdmaConnection implements Disposable {
      * closed it ({@link ConnectionException.Closed#isOrderly()}). When the peer closes (it may SEND
      * and disconnect at once), its last messages stay readable here and through {@link #receive()}
      * until received or until {@link #close()}, which releases those left.
+     *
+     * @return the messages in arrival order, each owned by the subscriber until it releases it
      */
     public Flux<ReceivedMessage> receives() {
         return Flux.defer(this::receive).repeat()
@@ -196,6 +352,9 @@ public final class RdmaConnection implements Disposable {
      * the posting {@code Mono}s complete from the same completions. One subscriber at a time;
      * completes when the connection is gone. While it closes, completions are taken whatever the
      * demand and those nobody requested are not emitted.
+     *
+     * @return the completions, emitted on the loop thread; a second concurrent subscriber fails with
+     *         {@link IllegalStateException}
      */
     public Flux<WorkCompletion> completions() {
         return core.completions().name("jrdma.completions");
@@ -207,6 +366,7 @@ public final class RdmaConnection implements Disposable {
      * The memory the peer exposed to us (READ/WRITE/atomics target), for a peer known to expose
      * some; {@link #findRemoteBuffer()} asks whether it does.
      *
+     * @return the peer's exposed region: address, rkey and length
      * @throws IllegalStateException if the peer exposed none, or jrdma does not know what it exposes
      */
     public RemoteBuffer remoteBuffer() {
@@ -228,6 +388,8 @@ public final class RdmaConnection implements Disposable {
      * ({@link RdmaClient#rawPrivateData}, {@link RdmaServer#acceptRaw}), whose advertisement
      * {@link #peerPrivateData()} holds ({@link RemoteBuffer#fromBigEndian}), or an
      * {@link OutOfBandExchange} whose peer named none.
+     *
+     * @return the peer's exposed region, or empty
      */
     public Optional<RemoteBuffer> findRemoteBuffer() {
         RemoteBuffer r = core.remote();
@@ -238,6 +400,8 @@ public final class RdmaConnection implements Disposable {
      * What the peer sent while connecting: its connect or accept private data over rdma_cm (which
      * reports the whole field: on RoCE and InfiniBand, 56 bytes from a client and 196 from a
      * server, the peer's own bytes followed by zeros), jrdma's descriptor from a jrdma peer.
+     *
+     * @return a copy of those bytes; empty after an {@link OutOfBandExchange}
      */
     public byte[] peerPrivateData() {
         return core.peerPrivateData();
@@ -251,6 +415,7 @@ public final class RdmaConnection implements Disposable {
      * {@link RegisteredBuffer#tryRetain()} keeps it for longer, until released, and returns false
      * once it was freed.
      *
+     * @return the exposed region, owned by the connection (or by the server, for a shared region)
      * @throws IllegalStateException if this side exposes none
      */
     public RegisteredBuffer exposedBuffer() {
@@ -259,7 +424,11 @@ public final class RdmaConnection implements Disposable {
         return e;
     }
 
-    /** The memory this side exposed to the peer, as {@link #exposedBuffer()}, or empty when it exposes none. */
+    /**
+     * The memory this side exposed to the peer, as {@link #exposedBuffer()}, or empty when it exposes none.
+     *
+     * @return the exposed region, owned by the connection (or by the server, for a shared region), or empty
+     */
     public Optional<RegisteredBuffer> findExposedBuffer() {
         return Optional.ofNullable(core.exposed());
     }
@@ -267,6 +436,8 @@ public final class RdmaConnection implements Disposable {
     /**
      * The pool send, write, read and atomic copies come from; acquire buffers here for zero-copy
      * posts. Registered on first use: an idle connection holds none.
+     *
+     * @return the connection's copy pool ({@link ConnectionSpec#buffers(int, int)}); it closes with the connection
      */
     public BufferPool buffers() {
         return core.copyPool();
@@ -275,6 +446,8 @@ public final class RdmaConnection implements Disposable {
     /**
      * The protection domain this connection shares with every connection of its device on the
      * same {@link RdmaResources}: buffers registered there can be used on any of them.
+     *
+     * @return the device's memory domain, owned by the resources
      */
     public MemoryDomain domain() {
         return core.domain();
@@ -282,46 +455,57 @@ public final class RdmaConnection implements Disposable {
 
     // ------------------------------------------------------------------------------ state
 
-    /** Send credits not in use: free send-queue slots. */
+    /** {@return send credits not in use: free send-queue slots} */
     public int availableSendCredits() {
         return core.availableSendCredits();
     }
 
-    /** Posts waiting for a send credit. */
+    /** {@return the posts waiting for a send credit} */
     public int postsWaitingForCredit() {
         return core.postsWaitingForCredit();
     }
 
-    /** Receives posted and not yet completed on the connection's own receive queue (0 with a server's shared receive queue). */
+    /**
+     * {@return receives posted and not yet completed on the connection's own receive queue (0 with
+     * a server's shared receive queue)}
+     */
     public int receivesPosted() {
         return core.receivesPosted();
     }
 
-    /** Whether receives come from the server's shared receive queue. */
+    /** {@return whether receives come from the server's shared receive queue} */
     public boolean sharesReceiveQueue() {
         return core.sharesReceiveQueue();
     }
 
-    /** The id of the loop thread that polls this connection's completions (for {@code ThreadMXBean} CPU accounting). */
+    /**
+     * {@return the id of the loop thread that polls this connection's completions (for
+     * {@code ThreadMXBean} CPU accounting)}
+     */
     public long loopThreadId() {
         return core.loop().threadId();
     }
 
-    /** The local QP number (what completions and the peer's errors name). */
+    /** {@return the local QP number (what completions and the peer's errors name)} */
     public int qpNumber() {
         return core.qpNumber();
     }
 
+    /** {@return the settings this connection was made with} */
     public ConnectionConfig config() {
         return config;
     }
 
-    /** True once closing has begun (locally, by the peer, or on an error). */
+    /** {@return true once closing has begun (locally, by the peer, or on an error)} */
     public boolean isClosed() {
         return core.isClosing();
     }
 
-    /** Completes when the connection is fully closed (peer gone, failure, or {@link #close()}). */
+    /**
+     * Completes when the connection is fully closed (peer gone, failure, or {@link #close()}).
+     *
+     * @return completes once every native resource of the connection is freed, also after a failure; never fails
+     */
     public Mono<Void> onClose() {
         return core.onClose();
     }
@@ -333,6 +517,8 @@ public final class RdmaConnection implements Disposable {
      * then frees native resources in reverse order; completes when that is done. Received messages
      * nobody took are released; also call it on a connection the peer closed whose last messages
      * you will not read.
+     *
+     * @return closes when subscribed; completes once the connection is destroyed
      */
     public Mono<Void> close() {
         return core.close();
@@ -368,17 +554,28 @@ public final class RdmaConnection implements Disposable {
      * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
      * thread that must not block, such as the connection's loop, where the closing starts anyway
      * (use {@link #dispose()} and {@link #onDispose()} there).
+     *
+     * @param timeout how long to wait at most
      */
     public void disposeNow(Duration timeout) {
         Disposal.disposeNow(core.close(), this, timeout);
     }
 
-    /** Completes when the connection is fully closed, whoever closed it: {@link #onClose()}. */
+    /**
+     * Completes when the connection is fully closed, whoever closed it: {@link #onClose()}.
+     *
+     * @return completes once every native resource of the connection is freed
+     */
     public Mono<Void> onDispose() {
         return core.onClose();
     }
 
-    /** Disposes {@code resource} once this connection is fully closed (at once if it is); returns this connection. */
+    /**
+     * Disposes {@code resource} once this connection is fully closed (at once if it is).
+     *
+     * @param resource what to dispose, e.g. the subscription that serves this connection
+     * @return this connection
+     */
     public RdmaConnection onDispose(Disposable resource) {
         Objects.requireNonNull(resource, "resource");
         core.onClose().subscribe(null, e -> resource.dispose(), resource::dispose);

@@ -3,6 +3,7 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.ffm.WorkCompletionException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A posted operation completed with an error status. Subclasses name the common ones; all carry
@@ -10,7 +11,7 @@ import io.jrdma.ffm.WorkCompletionException;
  * also in the message).
  */
 public class RdmaOperationException extends WorkCompletionException {
-    RdmaOperationException(WorkCompletion wc, String detail) {
+    RdmaOperationException(WorkCompletion wc, @Nullable String detail) {
         super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), wc.vendorError(), detail);
     }
 
@@ -22,7 +23,7 @@ public class RdmaOperationException extends WorkCompletionException {
      * @return a {@link RemoteAccessException}, {@link RetryExceededException}, {@link ReceiverNotReadyException}
      *         or {@link FlushedException} for those statuses, else an RdmaOperationException; not thrown
      */
-    public static RdmaOperationException of(WorkCompletion wc, WcOpcode posted) {
+    public static RdmaOperationException of(WorkCompletion wc, @Nullable WcOpcode posted) {
         WorkCompletion named = wc.opcode() == WcOpcode.UNKNOWN || wc.status() != WcStatus.IBV_WC_SUCCESS && posted != null
                 ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber(),
                         wc.vendorError())

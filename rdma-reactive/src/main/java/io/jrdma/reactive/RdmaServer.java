@@ -42,6 +42,13 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
 
     private static final int DEFAULT_BACKLOG = 1024;
 
+    /**
+     * A server with the defaults: {@code 0.0.0.0:7471} over {@link Transport#RDMA_CM},
+     * {@link ConnectionConfig#defaults()}, on {@link RdmaResources#shared()}, accepting every peer,
+     * each connection with a receive queue of its own.
+     *
+     * @return the server configuration; nothing listens until {@link #bind()} is subscribed
+     */
     public static RdmaServer create() {
         return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null);
     }
@@ -51,7 +58,12 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
-    /** Which peers to accept; the others are rejected with a reason (rdma_cm: in the reject's private data), which is also logged. */
+    /**
+     * Which peers to accept; the others are rejected with a reason (rdma_cm: in the reject's private data), which is also logged.
+     *
+     * @param filter true for a peer's address to accept; runs on the setup thread for each connect request: do not block
+     * @return a copy with that filter (default: accept all)
+     */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
         return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
                 sharedExposedBytes, rawAccept, handler);
@@ -62,13 +74,22 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * Linux's cap for rdma_cm, {@code net.rdma_ucm.max_backlog}). A request beyond it is dropped
      * and the client's CM retries it seconds later: with 128, 256 concurrent connects ran into the
      * 10 s connect timeout in the lab.
+     *
+     * @param backlog connect requests queued at most, from 1
+     * @return a copy with that backlog
+     * @throws IllegalArgumentException when {@code backlog} is below 1
      */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
-    /** {@link #sharedReceiveQueue(int, int)} that may grow to four times {@code depth}. */
+    /**
+     * {@link #sharedReceiveQueue(int, int)} that may grow to four times {@code depth}.
+     *
+     * @param depth receive buffers posted to the shared queue at first, from 1
+     * @return a copy whose connections share a receive queue
+     */
     public RdmaServer sharedReceiveQueue(int depth) {
         return sharedReceiveQueue(depth, 4 * depth);
     }
@@ -85,6 +106,11 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * than is posted, a SEND meets an RNR NAK and the sender's NIC retries it (rnr_retry 7, never
      * lost); size {@code depth} for the expected burst, or keep credits in the application protocol
      * (as the RPC layer does).
+     *
+     * @param depth    receive buffers posted at first, from 1
+     * @param maxDepth the most it grows to, at least {@code depth}
+     * @return a copy whose connections share a receive queue per device
+     * @throws IllegalArgumentException when {@code depth} is below 1 or above {@code maxDepth}
      */
     public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
         if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
@@ -97,6 +123,12 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * same memory, which every accepted connection's {@code exposedBuffer()} returns. It is
      * registered when the first client of a device connects and freed after the server is disposed
      * and its last connection is closed.
+     *
+     * @param bytes the size of the shared region, from 1
+     * @param first an access every client gets, e.g. {@link Access#REMOTE_WRITE}
+     * @param rest  more access
+     * @return a copy that exposes one shared region
+     * @throws IllegalArgumentException when {@code bytes} is not positive
      */
     public RdmaServer exposeSharedBuffer(long bytes, Access first, Access... rest) {
         if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
@@ -111,7 +143,11 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * the accept's private data in the client's own format (for example the memory this connection
      * exposes, {@code request.exposed()}, as {@code RemoteBuffer.toBigEndian()}), or a reject with
      * a reason. It runs on the rdma_cm thread, after the connection's QP exists and its receives
-     * are about to be posted: keep it short and do not block.
+     * are about to be posted: keep it short and do not block. Needs {@link Transport#RDMA_CM}: on
+     * another transport {@link #bind()} fails with {@link IllegalArgumentException}.
+     *
+     * @param decide the answer to each connect request
+     * @return a copy that accepts with the application's private data
      */
     public RdmaServer acceptRaw(Function<ConnectRequest, AcceptDecision> decide) {
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
@@ -131,13 +167,21 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      *     .handle(c -> c.receives().concatMap(m -> c.send(m.buffer(), 0, m.length()).doFinally(s -> m.release())).then())
      *     .bind()
      * }</pre>
+     *
+     * @param handler the work of one connection; must not return null
+     * @return a copy that hands its connections to {@code handler}
      */
     public RdmaServer handle(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
                 rawAccept, Objects.requireNonNull(handler));
     }
 
-    /** Starts listening when subscribed; emits once the server accepts connections. */
+    /**
+     * Starts listening when subscribed; emits once the server accepts connections.
+     *
+     * @return emits the listening server, which the subscriber owns and disposes; fails when the
+     *         address cannot be bound (in use, not local) or the configuration does not fit the transport
+     */
     public Mono<DisposableRdmaServer> bind() {
         return Mono.defer(() -> {
             DisposableRdmaServer server = new DisposableRdmaServer(handler);

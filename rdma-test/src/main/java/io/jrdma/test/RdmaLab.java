@@ -34,27 +34,27 @@ public final class RdmaLab {
         this.resources = RdmaResources.create("rdma-test-" + name, 1);
     }
 
-    /** The IPv4 address the test's servers listen on. */
+    /** {@return the IPv4 address the test's servers listen on} */
     public String serverAddress() {
         return endpoints.server().address();
     }
 
-    /** The IPv4 address the test's clients connect from. */
+    /** {@return the IPv4 address the test's clients connect from} */
     public String clientAddress() {
         return endpoints.client().address();
     }
 
-    /** The RDMA device of {@link #serverAddress()}, e.g. {@code rxe1}. */
+    /** {@return the RDMA device of {@link #serverAddress()}, e.g. {@code rxe1}} */
     public String serverDevice() {
         return endpoints.server().device();
     }
 
-    /** The RDMA device of {@link #clientAddress()}, e.g. {@code rxe0}. */
+    /** {@return the RDMA device of {@link #clientAddress()}, e.g. {@code rxe0}} */
     public String clientDevice() {
         return endpoints.client().device();
     }
 
-    /** This test's resources (one loop): every pair and pool of the lab uses them; disposed after the test. */
+    /** {@return this test's resources (one loop): every pair and pool of the lab uses them; disposed after the test} */
     public RdmaResources resources() {
         return resources;
     }
@@ -62,6 +62,9 @@ public final class RdmaLab {
     /**
      * A pair whose server and client each expose 64 KiB for remote READ, WRITE and atomics (so
      * {@code client().remoteBuffer()} is the server's memory and the other way round), over rdma_cm.
+     *
+     * @return the bound server and both ends of the connection; all closed after the test
+     * @throws IllegalStateException when binding, connecting or accepting took longer than {@link #TIMEOUT}
      */
     public RdmaPair pair() {
         return pair(RdmaServer.create().exposeBuffer(1 << 16, Access.REMOTE_READ, Access.REMOTE_WRITE, Access.REMOTE_ATOMIC),
@@ -74,6 +77,11 @@ public final class RdmaLab {
      * this lab's resources (their host, port, local address and resources are overridden; the
      * transport, queue depths, exposed memory and the rest are kept). For a server with a
      * {@code handle} function, use {@link #server} and {@link #connect} instead.
+     *
+     * @param server the server's settings
+     * @param client the client's settings
+     * @return the bound server and both ends of the connection; all closed after the test
+     * @throws IllegalStateException when binding, connecting or accepting took longer than {@link #TIMEOUT}
      */
     public RdmaPair pair(RdmaServer server, RdmaClient client) {
         DisposableRdmaServer bound = server(server);
@@ -86,7 +94,13 @@ public final class RdmaLab {
         return new RdmaPair(bound, c, a);
     }
 
-    /** Binds {@code server} to {@link #serverAddress()} on a free port with this lab's resources; disposed after the test. */
+    /**
+     * Binds {@code server} to {@link #serverAddress()} on a free port with this lab's resources; disposed after the test.
+     *
+     * @param server the server's settings (its host, port and resources are overridden)
+     * @return the listening server
+     * @throws IllegalStateException when binding took longer than {@link #TIMEOUT}
+     */
     public DisposableRdmaServer server(RdmaServer server) {
         DisposableRdmaServer bound = server.host(serverAddress()).port(0).resources(resources).bind().block(TIMEOUT);
         if (bound == null) throw new IllegalStateException("the server did not bind within " + TIMEOUT);
@@ -94,7 +108,14 @@ public final class RdmaLab {
         return bound;
     }
 
-    /** Connects {@code client} to {@code server} from {@link #clientAddress()} with this lab's resources; closed after the test. */
+    /**
+     * Connects {@code client} to {@code server} from {@link #clientAddress()} with this lab's resources; closed after the test.
+     *
+     * @param server a server of this lab ({@link #server})
+     * @param client the client's settings (its host, port, local address and resources are overridden)
+     * @return the client's end of the connection
+     * @throws IllegalStateException when connecting took longer than {@link #TIMEOUT}
+     */
     public RdmaConnection connect(DisposableRdmaServer server, RdmaClient client) {
         RdmaConnection c = client.host(serverAddress()).port(server.address().getPort()).localAddress(clientAddress())
                 .resources(resources).connect().block(TIMEOUT);
@@ -103,12 +124,29 @@ public final class RdmaLab {
         return c;
     }
 
-    /** {@link #pool(String, int, int, Access, Access...)} on the client's device. */
+    /**
+     * {@link #pool(String, int, int, Access, Access...)} on the client's device.
+     *
+     * @param bufferSize bytes per buffer, from 1
+     * @param count      buffers, from 1
+     * @param first      an access of the buffers, e.g. {@link Access#LOCAL_WRITE}
+     * @param rest       more access
+     * @return the pool, closed after the test
+     */
     public BufferPool pool(int bufferSize, int count, Access first, Access... rest) {
         return pool(clientDevice(), bufferSize, count, first, rest);
     }
 
-    /** Registers a pool on {@code device}'s domain of this lab's resources; closed after the test, when every buffer must be back. */
+    /**
+     * Registers a pool on {@code device}'s domain of this lab's resources; closed after the test, when every buffer must be back.
+     *
+     * @param device     the RDMA device, e.g. {@link #serverDevice()}
+     * @param bufferSize bytes per buffer, from 1
+     * @param count      buffers, from 1
+     * @param first      an access of the buffers, e.g. {@link Access#LOCAL_WRITE}
+     * @param rest       more access
+     * @return the pool, closed after the test
+     */
     public BufferPool pool(String device, int bufferSize, int count, Access first, Access... rest) {
         BufferPool pool = resources.domain(device).createPool(bufferSize, count, first, rest);
         pools.add(pool);

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Predicate;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -123,7 +124,7 @@ public final class BufferPool implements AutoCloseable {
      * @return a buffer the caller holds until it releases it, or null
      * @throws ConnectionException.Closed once the pool is closed, like {@link #acquire()}
      */
-    public synchronized RegisteredBuffer tryAcquire() {
+    public synchronized @Nullable RegisteredBuffer tryAcquire() {
         if (closing) throw closedError();
         RegisteredBuffer b = free.poll();
         if (b != null) b.acquired();

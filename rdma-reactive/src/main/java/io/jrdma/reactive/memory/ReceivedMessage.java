@@ -26,28 +26,45 @@ public final class ReceivedMessage implements AutoCloseable {
         this.immediate = immediate;
     }
 
+    /** {@return the bytes received, from the buffer's start (0 for a WRITE_WITH_IMM notification)} */
     public int length() {
         return length;
     }
 
+    /** {@return whether the sender attached an immediate value (SEND_WITH_IMM, WRITE_WITH_IMM)} */
     public boolean hasImmediate() {
         return hasImmediate;
     }
 
-    /** The immediate value in host order; meaningful when {@link #hasImmediate()}. */
+    /** {@return the immediate value in host order; meaningful when {@link #hasImmediate()}} */
     public int immediate() {
         return immediate;
     }
 
-    /** The bytes received; valid until {@link #release()}. Operations may post from it (zero-copy). */
+    /**
+     * The bytes received; valid until {@link #release()}. Operations may post from it (zero-copy).
+     *
+     * @return the receive buffer, owned by this message: its first {@link #length()} bytes are the message
+     */
     public RegisteredBuffer buffer() {
         return buffer;
     }
 
+    /**
+     * A copy of the message's bytes; call it before {@link #release()}, which hands the buffer back
+     * to be received into again.
+     *
+     * @return a new array of {@link #length()} bytes
+     */
     public byte[] bytes() {
         return buffer.bytes(0, length);
     }
 
+    /**
+     * The message's bytes decoded as UTF-8 (malformed input replaced); call it before {@link #release()}.
+     *
+     * @return the text
+     */
     public String text() {
         return new String(bytes(), StandardCharsets.UTF_8);
     }

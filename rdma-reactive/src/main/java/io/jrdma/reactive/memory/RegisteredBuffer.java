@@ -38,21 +38,28 @@ public final class RegisteredBuffer implements AutoCloseable {
         this.rkey = rkey;
     }
 
-    /** The whole buffer; valid until the last release. */
+    /**
+     * The whole buffer; valid until the last release.
+     *
+     * @return the buffer's native memory, {@link #capacity()} bytes; do not use it after the last release
+     * @throws IllegalStateException if the buffer went back to its pool
+     */
     public MemorySegment segment() {
         checkLive();
         return segment;
     }
 
-    /** Bytes in the buffer: a pool's buffer size, or a whole registered region (which may exceed 2 GiB). */
+    /** {@return the bytes in the buffer: a pool's buffer size, or a whole registered region (which may exceed 2 GiB)} */
     public long capacity() {
         return segment.byteSize();
     }
 
+    /** {@return the virtual address of the buffer's first byte, as work requests and peers address it} */
     public long address() {
         return segment.address();
     }
 
+    /** {@return the local key of the buffer's registration, which work requests on this side name} */
     public int lkey() {
         return lkey;
     }
@@ -60,35 +67,72 @@ public final class RegisteredBuffer implements AutoCloseable {
     /**
      * The key a peer needs to READ, WRITE or run atomics on this buffer: only meaningful if the
      * pool was registered with remote access. Send it with {@link #address()} (see
-     * {@link RemoteBuffer#writeTo}) in whatever format your peer expects.
+     * {@link #toRemote} and {@link RemoteBuffer#toBigEndian()}) in whatever format your peer expects.
+     *
+     * @return the remote key of the buffer's registration
      */
     public int rkey() {
         return rkey;
     }
 
-    /** The pool this buffer belongs to. */
+    /** {@return the pool this buffer belongs to} */
     public BufferPool pool() {
         return pool;
     }
 
-    /** Describes {@code [offset, offset + length)} of this buffer for a peer (needs remote access on the pool). */
+    /**
+     * Describes {@code [offset, offset + length)} of this buffer for a peer (needs remote access on the pool).
+     *
+     * @param offset the start, from this buffer's start
+     * @param length the bytes
+     * @return the range as a peer addresses it: address, rkey and length
+     * @throws io.jrdma.reactive.RemoteRangeException when the range is not within this buffer
+     */
     public RemoteBuffer toRemote(long offset, long length) {
         return new RemoteBuffer(address(), rkey, capacity()).slice(offset, length);
     }
 
+    /**
+     * Copies {@code bytes} into the buffer at {@code offset}.
+     *
+     * @param offset where the bytes go
+     * @param bytes  what to copy
+     * @return this buffer
+     * @throws IndexOutOfBoundsException when the bytes do not fit from {@code offset}
+     * @throws IllegalStateException if the buffer went back to its pool
+     */
     public RegisteredBuffer put(long offset, byte[] bytes) {
         MemorySegment.copy(bytes, 0, segment(), ValueLayout.JAVA_BYTE, offset, bytes.length);
         return this;
     }
 
+    /**
+     * Copies {@code length} bytes from {@code offset} out of the buffer.
+     *
+     * @param offset where the bytes start
+     * @param length the bytes
+     * @return a new array
+     * @throws IndexOutOfBoundsException when the range is not within the buffer
+     * @throws IllegalStateException if the buffer went back to its pool
+     */
     public byte[] bytes(long offset, int length) {
         return segment().asSlice(offset, length).toArray(ValueLayout.JAVA_BYTE);
     }
 
+    /**
+     * Decodes {@code length} bytes from {@code offset} as UTF-8 (malformed input replaced).
+     *
+     * @param offset where the bytes start
+     * @param length the bytes
+     * @return the text
+     * @throws IndexOutOfBoundsException when the range is not within the buffer
+     * @throws IllegalStateException if the buffer went back to its pool
+     */
     public String string(long offset, int length) {
         return new String(bytes(offset, length), StandardCharsets.UTF_8);
     }
 
+    /** {@return the references held now: the owner's and in-flight WRs'; 0 once back in its pool} */
     public int refCount() {
         return refCnt.get();
     }
@@ -96,6 +140,7 @@ public final class RegisteredBuffer implements AutoCloseable {
     /**
      * Adds a reference (an in-flight WR, or a second owner) to a buffer the caller holds.
      *
+     * @return this buffer; each retain needs its own {@link #release()}
      * @throws IllegalStateException if the buffer went back to its pool: a use after release
      */
     public RegisteredBuffer retain() {
@@ -108,6 +153,8 @@ public final class RegisteredBuffer implements AutoCloseable {
      * that its owner may free meanwhile and that is never handed out again, such as a
      * connection's exposed region ({@link io.jrdma.reactive.RdmaConnection#exposedBuffer()}) while
      * the connection closes: a pool's buffer that went back may already be someone else's.
+     *
+     * @return true if a reference was added, which the caller releases; false if the buffer went back
      */
     public boolean tryRetain() {
         int r;

@@ -2,6 +2,7 @@ package io.jrdma.reactive.rpc;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * How one call is made. Immutable; the withers return a copy.
@@ -12,7 +13,7 @@ import java.util.Objects;
  * @param responseCapacity bytes reserved in the client's exposed buffer for a large response (a response frame,
  *                         header included, written with RDMA WRITE_WITH_IMM); -1 = as large as a staged request, 0 = none
  */
-public record CallOptions(Duration timeout, int retries, IdempotencyKey idempotencyKey, int responseCapacity) {
+public record CallOptions(Duration timeout, int retries, @Nullable IdempotencyKey idempotencyKey, int responseCapacity) {
     private static final CallOptions DEFAULTS = new CallOptions(Duration.ofSeconds(30), 0, null, -1);
 
     /**
@@ -61,7 +62,7 @@ public record CallOptions(Duration timeout, int retries, IdempotencyKey idempote
      * @param key the key, or null for a random one when retrying and none otherwise
      * @return a copy
      */
-    public CallOptions idempotencyKey(IdempotencyKey key) {
+    public CallOptions idempotencyKey(@Nullable IdempotencyKey key) {
         return new CallOptions(timeout, retries, key, responseCapacity);
     }
 

@@ -32,16 +32,17 @@ public final class DisposableRpcServer implements Disposable {
         }, e -> ServerCore.LOG.log(Level.WARNING, "the RDMA server stopped accepting", e));
     }
 
+    /** {@return the address the server listens on, with the port it picked if it was given 0} */
     public InetSocketAddress address() {
         return rdma.address();
     }
 
-    /** A snapshot of the counters. */
+    /** {@return a snapshot of the counters} */
     public RpcServerStats stats() {
         return core.stats();
     }
 
-    /** The functions this server executes (registered and provided). */
+    /** {@return the names of the functions this server executes (registered and provided)} */
     public List<String> functions() {
         return core.functions.names();
     }
@@ -51,6 +52,8 @@ public final class DisposableRpcServer implements Disposable {
      * cannot answer. The stopping happens on the first call, subscribed or not; the returned
      * {@code Mono} completes when every connection is closed (the same moment as
      * {@link #onDispose()}). Blocks no thread.
+     *
+     * @return completes when the server and its connections are closed
      */
     public Mono<Void> disposeLater() {
         boolean first;
@@ -84,12 +87,18 @@ public final class DisposableRpcServer implements Disposable {
      * {@link #disposeLater()} and waits for it, at most {@code timeout}: throws
      * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
      * thread that must not block, such as a loop.
+     *
+     * @param timeout how long to wait at most
      */
     public void disposeNow(Duration timeout) {
         Disposal.disposeNow(disposeLater(), this, timeout);
     }
 
-    /** Completes when the server is disposed and every connection it accepted is closed. */
+    /**
+     * Completes when the server is disposed and every connection it accepted is closed.
+     *
+     * @return completes then; nothing is disposed by subscribing
+     */
     public Mono<Void> onDispose() {
         return closed.asMono();
     }

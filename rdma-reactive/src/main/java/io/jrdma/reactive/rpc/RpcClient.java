@@ -96,12 +96,24 @@ public final class RpcClient {
         this.canReceiveWritten = e != null && access.contains(Access.REMOTE_WRITE);
     }
 
-    /** Connects and exchanges the protocol hello; emits a client ready to call. */
+    /**
+     * Connects and exchanges the protocol hello; emits a client ready to call.
+     *
+     * @param rdma the connection to make; its {@code connectTimeout} also bounds the hello
+     * @return emits the client, which the subscriber owns and closes; fails with the connection's
+     *         error, or an {@link RpcException} when the hello failed (the connection is then closed)
+     */
     public static Mono<RpcClient> connect(RdmaClient rdma) {
         return connect(rdma, CallOptions.defaults());
     }
 
-    /** As {@link #connect(RdmaClient)}, with the options {@link #call(String, byte[])} uses. */
+    /**
+     * As {@link #connect(RdmaClient)}, with the options {@link #call(String, byte[])} uses.
+     *
+     * @param rdma     the connection to make
+     * @param defaults the options of calls that give none
+     * @return emits the client, which the subscriber owns and closes
+     */
     public static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults) {
         Objects.requireNonNull(defaults, "defaults");
         Duration helloTimeout = rdma.configuration().connectTimeout();
@@ -131,7 +143,13 @@ public final class RpcClient {
 
     // ------------------------------------------------------------------------------ calls
 
-    /** Calls {@code function} with the default options; emits the result payload. */
+    /**
+     * Calls {@code function} with the default options; emits the result payload.
+     *
+     * @param function the function's name
+     * @param payload  the request; must not change until the call terminates
+     * @return emits the result (empty array for no bytes), as {@link #call(String, byte[], CallOptions)}
+     */
     public Mono<byte[]> call(String function, byte[] payload) {
         return call(function, payload, defaults);
     }
@@ -141,6 +159,12 @@ public final class RpcClient {
      * and whether the function ran. {@code payload} must not change until the call terminates.
      * Payloads that fit the server's receive buffers travel in the SEND; larger ones are lent
      * from this side's exposed buffer for the server to READ.
+     *
+     * @param function the function's name
+     * @param payload  the request
+     * @param options  timeout, retries, idempotency key and response window of this call
+     * @return calls when subscribed, once per subscription; emits the result payload (an empty
+     *         array for no bytes) on the connection's poller thread
      */
     public Mono<byte[]> call(String function, byte[] payload, CallOptions options) {
         Objects.requireNonNull(payload, "payload");
@@ -171,16 +195,46 @@ public final class RpcClient {
         });
     }
 
-    /** Calls with typed request and result: {@code in} encodes the request, {@code out} decodes the result. */
+    /**
+     * Calls with typed request and result: {@code in} encodes the request, {@code out} decodes the result.
+     *
+     * @param <I>      the request type
+     * @param <O>      the result type
+     * @param function the function's name
+     * @param request  the request value
+     * @param in       encodes the request
+     * @param out      decodes the result
+     * @return emits the decoded result; fails as {@link #call(String, byte[], CallOptions)}, or
+     *         with what a codec threw
+     */
     public <I, O> Mono<O> call(String function, I request, Codec<I> in, Codec<O> out) {
         return call(function, request, in, out, defaults);
     }
 
+    /**
+     * Calls with typed request and result and these options.
+     *
+     * @param <I>      the request type
+     * @param <O>      the result type
+     * @param function the function's name
+     * @param request  the request value, encoded when subscribed
+     * @param in       encodes the request
+     * @param out      decodes the result
+     * @param options  timeout, retries, idempotency key and response window of this call
+     * @return emits the decoded result; fails as {@link #call(String, byte[], CallOptions)}, or
+     *         with what a codec threw
+     */
     public <I, O> Mono<O> call(String function, I request, Codec<I> in, Codec<O> out, CallOptions options) {
         return Mono.fromCallable(() -> in.encode(request)).flatMap(b -> call(function, b, options)).map(out::decode);
     }
 
-    /** The call as UTF-8 text both ways. */
+    /**
+     * The call as UTF-8 text both ways.
+     *
+     * @param function the function's name
+     * @param text     the request
+     * @return emits the result as text
+     */
     public Mono<String> call(String function, String text) {
         return call(function, text, Codec.utf8(), Codec.utf8());
     }
@@ -612,24 +666,31 @@ public final class RpcClient {
 
     // ------------------------------------------------------------------------------ lifecycle
 
-    /** Closes the connection; outstanding calls fail with {@link RpcException.ConnectionLost}. */
+    /**
+     * Closes the connection; outstanding calls fail with {@link RpcException.ConnectionLost}.
+     *
+     * @return closes when subscribed, as {@link RdmaConnection#close()}; completes once the connection is destroyed
+     */
     public Mono<Void> close() {
         return connection.close();
     }
 
+    /** {@return completes when the connection is fully closed, by either side or a failure} */
     public Mono<Void> onClose() {
         return connection.onClose();
     }
 
+    /** {@return true once the connection began closing} */
     public boolean isClosed() {
         return connection.isClosed();
     }
 
-    /** The connection underneath, e.g. for its own operations next to the calls. */
+    /** {@return the connection underneath, e.g. for its own operations next to the calls} */
     public RdmaConnection connection() {
         return connection;
     }
 
+    /** {@return a snapshot of the counters} */
     public RpcClientStats stats() {
         return new RpcClientStats(calls.sum(), attempts.sum(), retries.sum(), succeeded.sum(), failed.sum(), timeouts.sum(),
                 lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), pending.size(), credits.available(), window);

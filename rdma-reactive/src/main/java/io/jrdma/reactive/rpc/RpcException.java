@@ -2,6 +2,7 @@ package io.jrdma.reactive.rpc;
 
 import io.jrdma.ffm.RdmaException;
 import java.time.Duration;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Why a call failed. The subclass says whether the function ran ({@link #executed()}), which is
@@ -11,15 +12,15 @@ public class RpcException extends RdmaException {
     private static final long serialVersionUID = 1L;
 
     /** The function called, or null. */
-    private final String function;
+    private final @Nullable String function;
 
-    RpcException(String function, String message, Throwable cause) {
+    RpcException(@Nullable String function, String message, @Nullable Throwable cause) {
         super(function == null ? message : function + ": " + message, cause);
         this.function = function;
     }
 
     /** {@return the function called, or null for failures not tied to one call} */
-    public String function() {
+    public @Nullable String function() {
         return function;
     }
 
@@ -209,7 +210,7 @@ public class RpcException extends RdmaException {
          * @param function the function called
          * @param cause    why the connection closed, or null
          */
-        public ConnectionLost(String function, Throwable cause) {
+        public ConnectionLost(String function, @Nullable Throwable cause) {
             super(function, "the connection closed before the response arrived" + (cause == null ? "" : ": " + cause.getMessage()), cause);
         }
 

@@ -1,6 +1,7 @@
 package io.jrdma.reactive.rpc;
 
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -26,7 +27,7 @@ public interface RpcHandler {
      * @param function request to response payload; null answers no bytes, a throw answers HANDLER_ERROR
      * @return the handler
      */
-    static RpcHandler of(Function<RpcRequest, byte[]> function) {
+    static RpcHandler of(Function<RpcRequest, byte @Nullable []> function) {
         return request -> Mono.fromCallable(() -> function.apply(request));
     }
 

@@ -6,6 +6,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One call as a handler sees it. The payload is registered memory - the receive buffer the SEND
@@ -16,14 +17,14 @@ import java.util.Optional;
 public final class RpcRequest {
     private final String function;
     private final long requestId;
-    private final IdempotencyKey key;
+    private final @Nullable IdempotencyKey key;
     private final MemorySegment payload;
-    private final RegisteredBuffer buffer;
+    private final @Nullable RegisteredBuffer buffer;
     private final int offset;
     private final boolean fetched;
 
-    RpcRequest(String function, long requestId, IdempotencyKey key, MemorySegment payload, RegisteredBuffer buffer, int offset,
-               boolean fetched) {
+    RpcRequest(String function, long requestId, @Nullable IdempotencyKey key, MemorySegment payload, @Nullable RegisteredBuffer buffer,
+               int offset, boolean fetched) {
         this.function = function;
         this.requestId = requestId;
         this.key = key;
@@ -73,7 +74,7 @@ public final class RpcRequest {
      * {@return the registered buffer the payload lives in (at {@link #offset()}), e.g. to post it
      * elsewhere; null for {@link #of}}
      */
-    public RegisteredBuffer buffer() {
+    public @Nullable RegisteredBuffer buffer() {
         return buffer;
     }
 

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
@@ -35,13 +36,13 @@ public final class RpcServer {
     private final RdmaServer rdma;
     private final Map<String, RpcHandler> functions;
     private final List<String> providers;
-    private final ClassLoader providerLoader;
+    private final @Nullable ClassLoader providerLoader;
     private final Settings settings;
 
     record Settings(int maxConcurrentCalls, Duration handlerTimeout, Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
-    private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, ClassLoader providerLoader,
+    private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, @Nullable ClassLoader providerLoader,
                       Settings settings) {
         this.rdma = rdma;
         this.functions = functions;
@@ -54,6 +55,9 @@ public final class RpcServer {
      * A server on {@code rdma}'s address and transport. Its receive queue depth is the number of
      * requests each client may have outstanding, and its buffer size the largest request that
      * travels inline in a SEND.
+     *
+     * @param rdma the RDMA server to serve over: address, transport and connection settings
+     * @return a server configuration without functions; nothing listens until {@link #bind()} is subscribed
      */
     public static RpcServer create(RdmaServer rdma) {
         return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
@@ -63,6 +67,11 @@ public final class RpcServer {
     /**
      * Adds a function. Names are 1-255 UTF-8 bytes and may not start with '$'; the wire id is the
      * CRC32C of the name, and two names with the same id are refused at {@link #bind()}.
+     *
+     * @param name    the function's name, as callers give it
+     * @param handler runs each call of {@code name}, on the {@link #handlerScheduler handler scheduler}
+     * @return a copy with that function
+     * @throws IllegalArgumentException when the name is not valid or already registered
      */
     public RpcServer register(String name, RpcHandler handler) {
         Frames.checkName(name);
@@ -72,12 +81,29 @@ public final class RpcServer {
         return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings);
     }
 
-    /** Adds a typed function: requests decoded with {@code in}, results encoded with {@code out}. */
+    /**
+     * Adds a typed function: requests decoded with {@code in}, results encoded with {@code out}.
+     *
+     * @param <I>      the request type
+     * @param <O>      the result type
+     * @param name     the function's name, as for {@link #register(String, RpcHandler)}
+     * @param in       decodes the request payload
+     * @param out      encodes the result
+     * @param function the function, asynchronous; an empty {@code Mono} answers no bytes
+     * @return a copy with that function
+     * @throws IllegalArgumentException when the name is not valid or already registered
+     */
     public <I, O> RpcServer register(String name, Codec<I> in, Codec<O> out, Function<? super I, ? extends Mono<? extends O>> function) {
         return register(name, RpcHandler.typed(in, out, function));
     }
 
-    /** Adds every function of {@code functions}, in its iteration order, as {@link #register(String, RpcHandler)} does. */
+    /**
+     * Adds every function of {@code functions}, in its iteration order, as {@link #register(String, RpcHandler)} does.
+     *
+     * @param functions handlers by name
+     * @return a copy with those functions
+     * @throws IllegalArgumentException when a name is not valid or already registered
+     */
     public RpcServer registerAll(Map<String, RpcHandler> functions) {
         RpcServer s = this;
         for (Map.Entry<String, RpcHandler> e : functions.entrySet()) s = s.register(e.getKey(), e.getValue());
@@ -88,13 +114,23 @@ public final class RpcServer {
      * Opts in to the functions of these {@link RpcFunctionProvider} classes (fully qualified names),
      * found with {@link java.util.ServiceLoader} on the class path when the server binds; the
      * thread context class loader is used. A named provider that is missing fails the bind.
+     *
+     * @param providerClasses fully qualified names of {@link RpcFunctionProvider} implementations
+     * @return a copy that loads those providers at bind
      */
     public RpcServer functionsFrom(String... providerClasses) {
         return functionsFrom(null, providerClasses);
     }
 
-    /** As {@link #functionsFrom(String...)}, searching {@code loader} (e.g. a URLClassLoader over plug-in jars). */
-    public RpcServer functionsFrom(ClassLoader loader, String... providerClasses) {
+    /**
+     * As {@link #functionsFrom(String...)}, searching {@code loader} (e.g. a URLClassLoader over plug-in jars).
+     *
+     * @param loader          the class loader to search, or null to keep the one set before (at first the
+     *                        thread context class loader when the server binds)
+     * @param providerClasses fully qualified names of {@link RpcFunctionProvider} implementations
+     * @return a copy that loads those providers at bind
+     */
+    public RpcServer functionsFrom(@Nullable ClassLoader loader, String... providerClasses) {
         List<String> p = new ArrayList<>(providers);
         for (String c : providerClasses) {
             if (!p.contains(Objects.requireNonNull(c))) p.add(c);
@@ -102,21 +138,38 @@ public final class RpcServer {
         return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings);
     }
 
-    /** Handlers running at once, over all connections; a request beyond is answered OVERLOADED (default 256). */
+    /**
+     * Handlers running at once, over all connections; a request beyond is answered OVERLOADED (default 256).
+     *
+     * @param calls from 1
+     * @return a copy with that limit
+     * @throws IllegalArgumentException when {@code calls} is below 1
+     */
     public RpcServer maxConcurrentCalls(int calls) {
         if (calls < 1) throw new IllegalArgumentException("maxConcurrentCalls must be positive");
         return with(new Settings(calls, settings.handlerTimeout, settings.scheduler, settings.stagingBytes, settings.tableEntries,
                 settings.tableBytes, settings.tableTtl));
     }
 
-    /** How long a handler may run before it is cancelled and the caller gets HANDLER_ERROR (default 30 s). */
+    /**
+     * How long a handler may run before it is cancelled and the caller gets HANDLER_ERROR (default 30 s).
+     *
+     * @param timeout positive
+     * @return a copy with that limit
+     * @throws IllegalArgumentException when {@code timeout} is not positive
+     */
     public RpcServer handlerTimeout(Duration timeout) {
         if (timeout.isNegative() || timeout.isZero()) throw new IllegalArgumentException("handlerTimeout must be positive");
         return with(new Settings(settings.maxConcurrentCalls, timeout, settings.scheduler, settings.stagingBytes, settings.tableEntries,
                 settings.tableBytes, settings.tableTtl));
     }
 
-    /** Where handlers run (default bounded-elastic, so they may block); never a poller thread. */
+    /**
+     * Where handlers run (default bounded-elastic, so they may block); never a poller thread.
+     *
+     * @param scheduler the scheduler; the caller keeps owning it
+     * @return a copy that runs its handlers there
+     */
     public RpcServer handlerScheduler(Scheduler scheduler) {
         return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, Objects.requireNonNull(scheduler),
                 settings.stagingBytes, settings.tableEntries, settings.tableBytes, settings.tableTtl));
@@ -125,6 +178,10 @@ public final class RpcServer {
     /**
      * Registered staging memory per connection when the {@code RdmaServer} exposes none (default
      * 4 MiB): the largest fetched payload and the largest written response.
+     *
+     * @param bytes from 64 to 2 GiB - 1
+     * @return a copy with that staging size
+     * @throws IllegalArgumentException when {@code bytes} is outside that range
      */
     public RpcServer stagingBuffer(long bytes) {
         if (bytes < Frames.ALIGNMENT || bytes > Integer.MAX_VALUE) throw new IllegalArgumentException("staging must be 64 B .. 2 GiB");
@@ -136,6 +193,11 @@ public final class RpcServer {
      * Bounds of the idempotency table: keys remembered, result bytes retained, and how long a
      * finished call is remembered (defaults 65,536, 64 MiB, 5 minutes). A retry arriving later
      * than that executes again, so a client's retries must end well within {@code ttl}.
+     *
+     * @param entries idempotency keys remembered at most
+     * @param bytes   result bytes retained at most
+     * @param ttl     how long a finished call is remembered
+     * @return a copy with those bounds
      */
     public RpcServer resultTable(int entries, long bytes, Duration ttl) {
         return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, settings.scheduler, settings.stagingBytes,
@@ -146,7 +208,7 @@ public final class RpcServer {
         return new RpcServer(rdma, functions, providers, providerLoader, s);
     }
 
-    /** The names registered so far (not counting providers, which load at bind). */
+    /** {@return the names registered so far (not counting providers, which load at bind)} */
     public List<String> functionNames() {
         return List.copyOf(functions.keySet());
     }
@@ -154,6 +216,8 @@ public final class RpcServer {
     /**
      * Loads the opted-in providers, fixes the function set and starts listening. Fails with
      * {@link IllegalArgumentException} or {@link IllegalStateException} on a bad function set.
+     *
+     * @return emits the listening server, which the subscriber owns and disposes
      */
     public Mono<DisposableRpcServer> bind() {
         return Mono.defer(() -> {

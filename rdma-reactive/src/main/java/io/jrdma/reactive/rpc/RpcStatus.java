@@ -1,5 +1,7 @@
 package io.jrdma.reactive.rpc;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The status byte of a response frame. Whether the function ran matters to a caller deciding to
  * retry, so each status says it.
@@ -44,7 +46,7 @@ public enum RpcStatus {
      * @param code the status byte of a response frame
      * @return the status, or null
      */
-    public static RpcStatus of(int code) {
+    public static @Nullable RpcStatus of(int code) {
         for (RpcStatus s : values()) if (s.code == code) return s;
         return null;
     }
