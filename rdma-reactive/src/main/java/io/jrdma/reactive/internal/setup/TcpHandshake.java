@@ -232,6 +232,8 @@ final class TcpHandshake implements TcpEvents.Handler {
         QueuePair qp = core.queuePair();
         qp.modifyToRtr(Parameters.rtr(config, peer, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));
+        LOG.log(Level.DEBUG, () -> core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
+                + " (PSN " + peer.psn() + ", path MTU 1024)");
         phase = Phase.READY;
         in.clear().limit(1);
         send(ByteBuffer.wrap(new byte[] {READY}));
