@@ -5,11 +5,9 @@ import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
-import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.reactor.awaitSingleOrNull
-import kotlinx.coroutines.withContext
 import reactor.core.scheduler.Schedulers
 
 /**
@@ -59,19 +57,27 @@ public suspend fun RdmaConnection.onCloseAwait() {
 
 /** Runs [block] with this connection and closes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R {
+    var failure: Throwable? = null
     try {
         return block(this)
+    } catch (e: Throwable) {
+        failure = e
+        throw e
     } finally {
-        withContext(NonCancellable) { closeAwait() }
+        closeAfter(failure) { closeAwait() }
     }
 }
 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R {
+    var failure: Throwable? = null
     try {
         return block(this)
+    } catch (e: Throwable) {
+        failure = e
+        throw e
     } finally {
-        withContext(NonCancellable) { disposeAwait() }
+        closeAfter(failure) { disposeAwait() }
     }
 }
 

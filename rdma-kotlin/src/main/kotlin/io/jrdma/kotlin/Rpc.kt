@@ -9,11 +9,9 @@ import io.jrdma.reactive.rpc.RpcClient
 import io.jrdma.reactive.rpc.RpcHandler
 import io.jrdma.reactive.rpc.RpcRequest
 import io.jrdma.reactive.rpc.RpcServer
-import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.reactor.awaitSingle
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
-import kotlinx.coroutines.withContext
 
 // The RPC layer of rdma-reactive, as suspend functions. Cancelling a call cancels its Mono: the
 // call's credit and staging memory stay taken until the server's answer (or the connection's
@@ -40,10 +38,14 @@ public suspend fun RpcClient.closeAwait() {
 
 /** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R {
+    var failure: Throwable? = null
     try {
         return block(this)
+    } catch (e: Throwable) {
+        failure = e
+        throw e
     } finally {
-        withContext(NonCancellable) { closeAwait() }
+        closeAfter(failure) { closeAwait() }
     }
 }
 
@@ -61,10 +63,14 @@ public suspend fun DisposableRpcServer.disposeAwait() {
 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> DisposableRpcServer.use(block: (DisposableRpcServer) -> R): R {
+    var failure: Throwable? = null
     try {
         return block(this)
+    } catch (e: Throwable) {
+        failure = e
+        throw e
     } finally {
-        withContext(NonCancellable) { disposeAwait() }
+        closeAfter(failure) { disposeAwait() }
     }
 }
 
