@@ -77,6 +77,15 @@ public suspend fun RdmaConnection.writeAwait(
     gather: List<ScatterGatherElement>, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
 ): WorkCompletion = write(gather, target, targetOffset).awaitSingle()
 
+/** SEND_WITH_IMM of the [gather] list's bytes, in order, as one message; the receiver sees [immediate] too. */
+public suspend fun RdmaConnection.sendWithImmediateAwait(gather: List<ScatterGatherElement>, immediate: Int): WorkCompletion =
+    sendWithImmediate(gather, immediate).awaitSingle()
+
+/** RDMA WRITE_WITH_IMM of the [gather] list's bytes, in order, to [target] from [targetOffset]; the peer's next receive completes with [immediate]. */
+public suspend fun RdmaConnection.writeWithImmediateAwait(
+    gather: List<ScatterGatherElement>, immediate: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
+): WorkCompletion = writeWithImmediate(gather, target, targetOffset, immediate).awaitSingle()
+
 /** RDMA READ of one contiguous range of [source] from [sourceOffset], scattered in order over [scatter]. */
 public suspend fun RdmaConnection.readAwait(
     scatter: List<ScatterGatherElement>, source: RemoteBuffer = remoteBuffer(), sourceOffset: Long = 0,

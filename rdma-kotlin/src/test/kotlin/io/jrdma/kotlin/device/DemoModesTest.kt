@@ -8,6 +8,7 @@ import io.jrdma.kotlin.readAwait
 import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.receivesFlow
 import io.jrdma.kotlin.sendAwait
+import io.jrdma.kotlin.sendWithImmediateAwait
 import io.jrdma.kotlin.use
 import io.jrdma.kotlin.writeAwait
 import io.jrdma.kotlin.writeWithImmediateAwait
@@ -122,7 +123,7 @@ class DemoModesTest {
     }
 
     @Test
-    fun `scatter-gather - a header and a body go out as one message and read back into two buffers`() = runTest(timeout = timeout) {
+    fun `scatter-gather - a header and a body go out as one message, with or without an immediate, and read back into two buffers`() = runTest(timeout = timeout) {
         withLabPair { p ->
             val pool = p.client.buffers()
             pool.acquireAwait().use { header ->
@@ -136,6 +137,15 @@ class DemoModesTest {
                     p.client.readAwait(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)
                     assertEquals("HDR:", body.string(100, 4))
                     assertEquals("payload", header.string(100, 7))
+                    // and with an immediate: one receive completion carries it
+                    p.client.sendWithImmediateAwait(gather, immediate = 7)
+                    p.accepted.receiveAwait().use {
+                        assertEquals("HDR:payload", it.text())
+                        assertEquals(7, it.immediate())
+                    }
+                    p.client.writeWithImmediateAwait(gather, immediate = 11, targetOffset = 1024)
+                    p.accepted.receiveAwait().use { assertEquals(11, it.immediate()) }
+                    assertEquals("HDR:payload", p.accepted.exposedBuffer().string(1024, 11))
                 }
             }
         }
