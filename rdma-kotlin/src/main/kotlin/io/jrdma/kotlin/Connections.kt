@@ -56,30 +56,10 @@ public suspend fun RdmaConnection.onCloseAwait() {
 }
 
 /** Runs [block] with this connection and closes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R {
-    var failure: Throwable? = null
-    try {
-        return block(this)
-    } catch (e: Throwable) {
-        failure = e
-        throw e
-    } finally {
-        closeAfter(failure) { closeAwait() }
-    }
-}
+public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R = useThen(block) { closeAwait() }
 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R {
-    var failure: Throwable? = null
-    try {
-        return block(this)
-    } catch (e: Throwable) {
-        failure = e
-        throw e
-    } finally {
-        closeAfter(failure) { disposeAwait() }
-    }
-}
+public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R = useThen(block) { disposeAwait() }
 
 /** Stops listening and suspends until every connection the server accepted is closed; blocks no thread. */
 public suspend fun DisposableRdmaServer.disposeAwait() {

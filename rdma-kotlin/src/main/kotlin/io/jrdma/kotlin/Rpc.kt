@@ -37,17 +37,7 @@ public suspend fun RpcClient.closeAwait() {
 }
 
 /** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R {
-    var failure: Throwable? = null
-    try {
-        return block(this)
-    } catch (e: Throwable) {
-        failure = e
-        throw e
-    } finally {
-        closeAfter(failure) { closeAwait() }
-    }
-}
+public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R = useThen(block) { closeAwait() }
 
 /** Registers a suspend function: it runs in a coroutine on the server's handler scheduler. */
 public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest) -> ByteArray): RpcServer =
@@ -62,17 +52,7 @@ public suspend fun DisposableRpcServer.disposeAwait() {
 }
 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> DisposableRpcServer.use(block: (DisposableRpcServer) -> R): R {
-    var failure: Throwable? = null
-    try {
-        return block(this)
-    } catch (e: Throwable) {
-        failure = e
-        throw e
-    } finally {
-        closeAfter(failure) { disposeAwait() }
-    }
-}
+public suspend inline fun <R> DisposableRpcServer.use(block: (DisposableRpcServer) -> R): R = useThen(block) { disposeAwait() }
 
 /** Builds an RPC server that accepts connections as this [RdmaServer] configures them ([RpcServer.create]). */
 public fun RdmaServer.rpc(): RpcServer = RpcServer.create(this)

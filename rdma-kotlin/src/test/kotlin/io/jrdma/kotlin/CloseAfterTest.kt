@@ -16,18 +16,8 @@ import org.junit.jupiter.api.assertThrows
 class CloseAfterTest {
     private class Failure(message: String) : RuntimeException(message)
 
-    /** `use { }`'s shape, over a resource whose close is [close]. */
-    private suspend inline fun <R> useWith(noinline close: suspend () -> Unit, block: () -> R): R {
-        var failure: Throwable? = null
-        try {
-            return block()
-        } catch (e: Throwable) {
-            failure = e
-            throw e
-        } finally {
-            closeAfter(failure, close)
-        }
-    }
+    /** A resource whose close is [close], used the way every `use { }` does ([useThen]). */
+    private suspend inline fun <R> useWith(noinline close: suspend () -> Unit, block: () -> R): R = Unit.useThen({ block() }, close)
 
     @Test
     fun `a failing block keeps its exception and the failing close is added as suppressed`() = runTest {
