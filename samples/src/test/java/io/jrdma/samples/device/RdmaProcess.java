@@ -127,6 +127,11 @@ final class RdmaProcess implements AutoCloseable {
         process.toHandle().destroy();
     }
 
+    /** SIGKILL, as the OOM killer or {@code kill -9} ends a process: no hook runs, the kernel frees its RDMA resources. */
+    void kill() {
+        process.toHandle().destroyForcibly();  // keeps our ends of the pipes, like terminate()
+    }
+
     String stdout() {
         return text(stdout);
     }
