@@ -4,6 +4,7 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
 import java.io.PrintStream;
@@ -59,13 +60,22 @@ final class Session implements AutoCloseable {
                 out.println("client disconnected");
             } catch (Exception e) {
                 if (closing) break;
-                err.println("rdma " + mode + ": " + Errors.describe(e));
-                status = 1;
+                if (closedByThePeer(e)) {
+                    out.println("client disconnected");  // it went while an operation of ours was posted (killed, say)
+                } else {
+                    err.println("rdma " + mode + ": " + Errors.describe(e));
+                    status = 1;
+                }
             } finally {
                 c.close().block(options.timeout());
             }
         } while (options.keepServing && !closing);
         return status;
+    }
+
+    /** A work request flushed because the connection closed, and it closed because the peer went: a disconnect, not an error. */
+    private static boolean closedByThePeer(Throwable e) {
+        return e instanceof RdmaOperationException.FlushedException && e.getCause() instanceof ConnectionException.Closed c && c.isOrderly();
     }
 
     /** Announces a bound server (the line scripts wait for) and puts it in this session's care. */
