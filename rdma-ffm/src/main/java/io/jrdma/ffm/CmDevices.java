@@ -43,8 +43,7 @@ public final class CmDevices implements AutoCloseable {
             MemorySegment errno = Native.errnoBuffer();
             MemorySegment list = (MemorySegment) CmCalls.rdma_get_devices.invokeExact(errno, count);
             if (list.equals(MemorySegment.NULL)) {
-                throw new NoRdmaDeviceException("rdma_get_devices found no device: " + Errno.describe(Native.errno(errno))
-                        + " (" + RdmaDevices.noDevicesMessage() + ")");
+                throw new NoRdmaDeviceException(RdmaDevices.noDevicesMessage() + " (rdma_get_devices: " + Errno.describe(Native.errno(errno)) + ")");
             }
             int n = count.get(ValueLayout.JAVA_INT, 0);
             MemorySegment entries = list.reinterpret(ValueLayout.ADDRESS.byteSize() * (n + 1L));
@@ -55,7 +54,7 @@ public final class CmDevices implements AutoCloseable {
             }
             if (n == 0) {
                 CmCalls.rdma_free_devices.invokeExact(list);
-                throw new NoRdmaDeviceException("rdma_get_devices found no device (" + RdmaDevices.noDevicesMessage() + ")");
+                throw new NoRdmaDeviceException(RdmaDevices.noDevicesMessage() + " (rdma_get_devices found none)");
             }
             return new CmDevices(list, List.copyOf(contexts));
         } catch (Throwable t) {

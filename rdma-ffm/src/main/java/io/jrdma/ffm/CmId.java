@@ -114,7 +114,7 @@ public final class CmId extends NativeResource {
      * @throws VerbsException when the call fails, e.g. EADDRINUSE
      */
     public void bind(InetSocketAddress address) {
-        call("rdma_bind_addr(" + address + ")", (errno, arena) ->
+        call("rdma_bind_addr(" + SocketAddresses.format(address) + ")", (errno, arena) ->
                 (int) rdma_bind_addr.invokeExact(errno, id, SocketAddresses.write(arena, address)));
     }
 
@@ -127,7 +127,7 @@ public final class CmId extends NativeResource {
      * @throws VerbsException when the call fails at once (a failure later arrives as ADDR_ERROR)
      */
     public void resolveAddress(@Nullable InetSocketAddress source, InetSocketAddress destination, Duration timeout) {
-        call("rdma_resolve_addr(" + destination + ")", (errno, arena) -> {
+        call("rdma_resolve_addr(" + SocketAddresses.format(destination) + ")", (errno, arena) -> {
             // a conditional argument to invokeExact would be typed Object: bind it first
             MemorySegment src = source == null ? MemorySegment.NULL : SocketAddresses.write(arena, source);
             return (int) rdma_resolve_addr.invokeExact(errno, id, src, SocketAddresses.write(arena, destination),

@@ -8,6 +8,9 @@ import io.jrdma.ffm.abi.RdmaCma;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Iterator;
@@ -62,8 +65,10 @@ public final class EventChannel extends NativeResource {
             if (ch.equals(MemorySegment.NULL)) {
                 int e = Native.errno(errno);
                 throw e == 19 || e == 38 || e == 2
-                        ? new NoRdmaDeviceException("rdma_create_event_channel: " + Errno.describe(e)
-                                + ": /dev/infiniband/rdma_cm is missing (rdma_ucm module not loaded, or no RDMA kernel)")
+                        ? new NoRdmaDeviceException(Files.isDirectory(Path.of("/sys/class/infiniband_verbs"))
+                                ? "rdma_create_event_channel: " + Errno.describe(e)
+                                        + ": /dev/infiniband/rdma_cm is missing: load the rdma_ucm module (modprobe rdma_ucm)"
+                                : RdmaDevices.noDevicesMessage() + " (rdma_create_event_channel: " + Errno.describe(e) + ")")
                         : new VerbsException("rdma_create_event_channel", e);
             }
             return new EventChannel(ch, gate);
@@ -190,7 +195,16 @@ public final class EventChannel extends NativeResource {
     }
 
     private static RdmaTimeoutException timeout(CmId id, CmEventType type, Duration timeout) {
-        return new RdmaTimeoutException(type == null ? "an rdma_cm event" : type + (id == null ? "" : " on " + id), timeout);
+        // the id itself is no help to a reader (a handle address); its addresses are
+        String where = id == null ? "" : addresses(id);
+        return new RdmaTimeoutException(type == null ? "an rdma_cm event" + where : "rdma_cm event " + type + where, timeout);
+    }
+
+    private static String addresses(CmId id) {
+        InetSocketAddress local = id.localAddress();
+        InetSocketAddress remote = id.remoteAddress();
+        if (remote != null) return " for " + (local == null ? "" : SocketAddresses.format(local) + " -> ") + SocketAddresses.format(remote);
+        return local == null ? "" : " on " + SocketAddresses.format(local);
     }
 
     /** Reads one event (fd readable), copies it out and acknowledges it. */

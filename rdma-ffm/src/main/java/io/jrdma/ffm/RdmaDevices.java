@@ -130,8 +130,12 @@ public final class RdmaDevices {
 
     /** {@return why no device is visible on a kernel that supports RDMA, and what to do about it} */
     public static String noDevicesMessage() {
-        boolean uverbs = Files.isDirectory(Path.of("/sys/class/infiniband_verbs"));
-        return "no RDMA devices are registered" + (uverbs ? " (the kernel supports RDMA)" : "")
+        if (!Files.isDirectory(Path.of("/sys/class/infiniband_verbs"))) {
+            return "this kernel has no RDMA support: /sys/class/infiniband_verbs does not exist (kernel built without"
+                    + " CONFIG_INFINIBAND, or the ib_uverbs module is not loaded). Run on a host with an RDMA NIC or SoftRoCE"
+                    + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or inside jrdma's lab: lab/softroce";
+        }
+        return "no RDMA devices are registered (the kernel supports RDMA)"
                 + ": load a NIC driver, or add a SoftRoCE device: modprobe rdma_rxe; "
                 + "rdma link add rxe0 type rxe netdev <ethernet interface>";
     }

@@ -16,6 +16,16 @@ import org.jspecify.annotations.Nullable;
 final class SocketAddresses {
     private SocketAddresses() {}
 
+    /**
+     * {@code 10.77.0.2:7471}, {@code [fe80::1]:7471}: an address as people write it, without the
+     * {@code hostname/} prefix (or the bare {@code /}) of {@link InetSocketAddress#toString()}.
+     */
+    static String format(InetSocketAddress address) {
+        String host = address.isUnresolved() || address.getAddress() == null ? address.getHostString()
+                : address.getAddress().getHostAddress();
+        return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + address.getPort();
+    }
+
     static MemorySegment write(Arena arena, InetSocketAddress address) {
         if (address.isUnresolved()) throw new IllegalArgumentException("unresolved address " + address);
         InetAddress ip = address.getAddress();
