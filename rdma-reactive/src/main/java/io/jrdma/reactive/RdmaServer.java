@@ -177,10 +177,20 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     }
 
     /**
-     * Starts listening when subscribed; emits once the server accepts connections.
+     * Starts listening when subscribed; emits once the server accepts connections. A server that
+     * could serve nobody fails here rather than at its first client: over {@link Transport#TCP}, a
+     * host (or a bind address) without an RDMA device.
      *
-     * @return emits the listening server, which the subscriber owns and disposes; fails when the
-     *         address cannot be bound (in use, not local) or the configuration does not fit the transport
+     * <p>Once it listens, a client it cannot serve (a connection descriptor that is not jrdma's,
+     * registration beyond the locked-memory limit, ...) is rejected with a reason the client's
+     * {@link ConnectionException.Rejected} carries, and logged as one line to
+     * {@code io.jrdma.reactive.server}; the server goes on listening.
+     *
+     * @return emits the listening server, which the subscriber owns and disposes; fails with a
+     *         {@link ConnectionException} when the address cannot be bound (in use, not this host's;
+     *         its cause is the system's error), {@link io.jrdma.ffm.NoRdmaDeviceException} when no
+     *         RDMA device could serve it, {@link IllegalArgumentException} when the configuration
+     *         does not fit the transport
      */
     public Mono<DisposableRdmaServer> bind() {
         return Mono.defer(() -> {

@@ -12,6 +12,7 @@ import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.internal.setup.ServerSettings;
 import io.jrdma.reactive.internal.setup.SetupCallback;
 import io.jrdma.reactive.internal.setup.SetupGate;
+import io.jrdma.reactive.internal.setup.SetupMessages;
 import io.jrdma.reactive.internal.setup.SetupOptions;
 import io.jrdma.reactive.internal.setup.Setups;
 import io.jrdma.reactive.internal.setup.TcpEvents;
@@ -94,7 +95,7 @@ public final class ResourcesCore {
             callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
             return () -> { };
         }
-        return setups.submit(config.connectTimeout(), "connecting to " + remote, callback, (left, cb) -> {
+        return setups.submit(config.connectTimeout(), "connecting to " + SetupMessages.address(remote), callback, (left, cb) -> {
             if (disposed) {  // it waited at the gate while the resources were disposed: its threads may be gone
                 cb.failed(new IllegalStateException("RdmaResources " + prefix + " was disposed before the connect could start"));
                 return () -> { };

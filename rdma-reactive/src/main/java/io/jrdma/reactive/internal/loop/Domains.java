@@ -54,7 +54,7 @@ public final class Domains {
             }
         }
         throw new NoRdmaDeviceException("no RDMA device has a RoCE v2 GID for " + address.getHostAddress()
-                + " (the local address); configure device(...) or bind to a device's address");
+                + ", the local address: use an address of an RDMA device, or name the device");
     }
 
     public List<DeviceDomain> all() {

@@ -6,6 +6,7 @@ import io.jrdma.ffm.CmException;
 import io.jrdma.ffm.CmId;
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.RdmaException;
+import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
@@ -35,7 +36,9 @@ final class CmConnect implements CmEvents.Handler {
     /** The application's own connect private data, or null for jrdma's descriptor. */
     private final byte[] raw;
     private final long deadline;
-    private final String description;
+    private String description;
+    /** What the setup waits for now, for a timeout's message. */
+    private String awaiting = "address resolution (ARP) to finish";
     private CmId id;
     private ConnectionCore core;
     private boolean done;
@@ -51,7 +54,7 @@ final class CmConnect implements CmEvents.Handler {
         this.remote = remote;
         this.callback = callback;
         this.deadline = System.nanoTime() + config.connectTimeout().toNanos();
-        this.description = "rdma_cm " + (local == null ? "" : local + " ") + "-> " + remote;
+        this.description = "rdma_cm -> " + SetupMessages.address(remote);
     }
 
     /** Starts connecting; the returned action cancels a setup still in progress. */
@@ -59,13 +62,14 @@ final class CmConnect implements CmEvents.Handler {
                           byte[] raw, SetupCallback callback) {
         CmConnect c = new CmConnect(resources, config, local, remote, raw, callback);
         c.events.execute(c::begin);
-        return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + remote + " was cancelled")));
+        return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
     private void begin() {
         try {
             timer = Schedulers.parallel().schedule(() -> events.execute(() -> fail(new ConnectionException.Timeout(
-                    "connecting to " + remote + " timed out after " + config.connectTimeout().toMillis() + " ms"))),
+                    "connecting to " + SetupMessages.address(remote) + " over rdma_cm did not finish within the connect timeout of "
+                            + SetupMessages.duration(config.connectTimeout()) + ": it waited for " + awaiting))),
                     config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
             id = events.create(this);
             id.resolveAddress(local, remote, left());
@@ -89,8 +93,14 @@ final class CmConnect implements CmEvents.Handler {
         }
         try {
             switch (e.type()) {
-                case ADDR_RESOLVED -> id.resolveRoute(left());
-                case ROUTE_RESOLVED -> connect();
+                case ADDR_RESOLVED -> {
+                    awaiting = "route resolution to finish";
+                    id.resolveRoute(left());
+                }
+                case ROUTE_RESOLVED -> {
+                    awaiting = "the server's reply to the connect request";
+                    connect();
+                }
                 case ESTABLISHED -> established(e);
                 default -> fail(CmException.of(e, core == null ? "address and route resolution" : "ESTABLISHED"));
             }
@@ -101,6 +111,8 @@ final class CmConnect implements CmEvents.Handler {
 
     private void connect() {
         CmId cmId = id;
+        InetSocketAddress from = id.localAddress();
+        description = "rdma_cm " + (from == null ? "" : SetupMessages.address(from) + " ") + "-> " + SetupMessages.address(remote);
         core = ConnectionCore.builder(resources.domains().of(id.context()), resources.chooseLoop(), config, description)
                 .queuePairFactory(cmId::createQueuePair)
                 .teardown(new CmTeardown(events, cmId))
@@ -113,7 +125,15 @@ final class CmConnect implements CmEvents.Handler {
     }
 
     private void established(CmEvent e) {
-        RemoteBuffer exposed = raw != null ? null : ConnectionDescriptor.decode(e.privateData()).exposed();
+        RemoteBuffer exposed = null;
+        if (raw == null) {
+            try {
+                exposed = ConnectionDescriptor.decode(e.privateData()).exposed();
+            } catch (ConnectionException.Protocol p) {
+                throw new ConnectionException.Protocol(SetupMessages.address(remote) + " is not a jrdma server: " + p.getMessage()
+                        + " in its accept; to talk to a server that is not jrdma, connect with rawPrivateData");
+            }
+        }
         done = true;
         timer.dispose();
         core.established(exposed, e.privateData());
@@ -126,23 +146,74 @@ final class CmConnect implements CmEvents.Handler {
         if (timer != null) timer.dispose();
         if (core != null) core.abort(t);  // destroys the QP, then the id (its teardown)
         else if (id != null) events.destroy(id);
-        callback.failed(translate(t, remote));
+        callback.failed(translate(t, local, remote));
     }
 
-    static Throwable translate(Throwable e, InetSocketAddress remote) {
+    static Throwable translate(Throwable e, InetSocketAddress local, InetSocketAddress remote) {
+        String to = SetupMessages.address(remote);
         if (e instanceof CmException cm) {
             return switch (cm.event()) {
-                case REJECTED -> new ConnectionException.Rejected("connection to " + remote + " rejected: " + cm.getMessage()
-                        + ConnectionDescriptor.reason(cm.privateData()), cm.privateData(), cm);
-                case UNREACHABLE, ADDR_ERROR, ROUTE_ERROR, CONNECT_ERROR ->
-                        new ConnectionException.Unreachable(remote + " is unreachable: " + cm.getMessage(), cm);
-                default -> new ConnectionException("connecting to " + remote + " failed: " + cm.getMessage(), cm);
+                case REJECTED -> rejected(cm, to);
+                case UNREACHABLE -> new ConnectionException.Unreachable(to + " did not answer the connect request (rdma_cm UNREACHABLE, "
+                        + errno(cm.status()) + "): is the server's host up, and its RDMA device on this network?", cm);
+                case ADDR_ERROR -> new ConnectionException.Unreachable("could not resolve " + to + " to an RDMA device (rdma_cm ADDR_ERROR, "
+                        + errno(cm.status()) + "): check the address, and that one of this host's RDMA devices' networks reaches it", cm);
+                case ROUTE_ERROR -> new ConnectionException.Unreachable("no RDMA route to " + to + " (rdma_cm ROUTE_ERROR, "
+                        + errno(cm.status()) + ")", cm);
+                case CONNECT_ERROR -> new ConnectionException.Unreachable("connecting to " + to + " failed (rdma_cm CONNECT_ERROR, "
+                        + errno(cm.status()) + ")", cm);
+                default -> new ConnectionException("connecting to " + to + " failed: " + cm.getMessage(), cm);
             };
         }
         if (e instanceof ConnectionException || e instanceof CancellationException) return e;
-        if (e instanceof RdmaException) return new ConnectionException("connecting to " + remote + " failed: " + e.getMessage(), e);
+        if (e instanceof RdmaException r) {
+            if (r instanceof VerbsException v && v.function().startsWith("rdma_resolve_addr") && v.errno() == 99 && local != null) {
+                return new ConnectionException.Unreachable("cannot connect from " + SetupMessages.host(local) + ": it is not an address of"
+                        + " this host (" + r.getMessage() + "); connect from one of its RDMA devices' addresses", r);
+            }
+            if (r instanceof VerbsException v && v.function().startsWith("rdma_resolve_addr")) {
+                return new ConnectionException.Unreachable("no RDMA device of this host reaches " + to + " (" + r.getMessage()
+                        + "): check the address, or connect from an RDMA device's address", r);
+            }
+            return new ConnectionException("connecting to " + to + " failed: " + r.getMessage(), r);
+        }
         return e;
     }
+
+    private static ConnectionException.Rejected rejected(CmException cm, String to) {
+        byte[] data = cm.privateData();
+        String reason = ConnectionDescriptor.reason(data);
+        String message;
+        if (cm.status() == IB_CM_REJ_INVALID_SERVICE_ID) {
+            message = "nothing listens for rdma_cm connections at " + to + " (IB CM reject reason 8, invalid service ID): "
+                    + "start the server, or check its address, port and transport (a server that sets up over TCP is not an rdma_cm listener)";
+        } else if (reason != null) {
+            message = to + " rejected the connection: " + reason;
+        } else if (cm.status() == IB_CM_REJ_CONSUMER_DEFINED) {
+            message = to + " rejected the connection without a reason (IB CM reject reason 28, by the server's application): see the server's log";
+        } else {
+            message = to + " rejected the connection (IB CM reject reason " + cm.status() + ")";
+        }
+        return new ConnectionException.Rejected(message, data, cm);
+    }
+
+    /** rdma_cm reports errors as negative errnos; these are the ones connecting meets. */
+    private static String errno(int status) {
+        return switch (-status) {
+            case 110 -> "ETIMEDOUT: no answer";
+            case 113 -> "EHOSTUNREACH: no route to the host";
+            case 101 -> "ENETUNREACH: no route to the network";
+            case 111 -> "ECONNREFUSED";
+            case 19 -> "ENODEV: no RDMA device for the address";
+            case 99 -> "EADDRNOTAVAIL: the local address is not this host's";
+            default -> status < 0 ? "errno " + -status : "status " + status;
+        };
+    }
+
+    /** IB CM reject reason 8: rdma_cm's answer when nothing listens on the port. */
+    private static final int IB_CM_REJ_INVALID_SERVICE_ID = 8;
+    /** IB CM reject reason 28: an rdma_reject by the peer's application. */
+    private static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
 
     /** An rdma_cm connection's teardown: rdma_disconnect, and the id destroyed on the event thread after the QP. */
     static final class CmTeardown implements ConnectionCore.Teardown {

@@ -2,7 +2,9 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.CmEvent;
 import io.jrdma.ffm.CmEventType;
+import io.jrdma.ffm.CmException;
 import io.jrdma.ffm.CmId;
+import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.AcceptDecision;
 import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
@@ -12,7 +14,6 @@ import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Optional;
 import reactor.core.publisher.Mono;
@@ -50,10 +51,19 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 bound.tryEmitValue(l);
             } catch (RuntimeException e) {
                 if (l.listenId != null) l.events.destroy(l.listenId);
-                bound.tryEmitError(e);
+                bound.tryEmitError(e instanceof VerbsException v ? cannotListen(settings.bindAddress(), v) : e);
             }
         });
         return bound.asMono();
+    }
+
+    private static ConnectionException cannotListen(InetSocketAddress at, VerbsException e) {
+        String remedy = switch (e.errno()) {
+            case 98 -> ": another server listens there; stop it, or pick another port";                  // EADDRINUSE
+            case 99, 19 -> ": listen on an address of this host's RDMA devices, or on 0.0.0.0";         // EADDRNOTAVAIL, ENODEV
+            default -> "";
+        };
+        return new ConnectionException("cannot listen on " + SetupMessages.address(at) + " (rdma_cm): " + e.getMessage() + remedy, e);
     }
 
     @Override
@@ -64,14 +74,14 @@ final class CmListen extends Listener implements CmEvents.Handler {
     @Override
     public void onEvent(CmEvent e) {
         if (e.type() == CmEventType.CONNECT_REQUEST) onConnectRequest(e);
-        else LOG.log(Level.DEBUG, () -> "listener " + address + ": " + e.type());
+        else LOG.log(Level.DEBUG, () -> "listener " + SetupMessages.address(address) + ": " + e.type());
     }
 
     private void onConnectRequest(CmEvent e) {
         CmId id = e.id();
         InetSocketAddress peer = id.remoteAddress();
         if (isClosing()) {
-            reject(id, peer, "the server is shutting down");
+            reject(id, peer, "the server is shutting down", "");
             return;
         }
         ConnectionDescriptor theirs = null;
@@ -79,25 +89,26 @@ final class CmListen extends Listener implements CmEvents.Handler {
             try {
                 theirs = ConnectionDescriptor.decode(e.privateData());
             } catch (ConnectionException.Protocol p) {
-                reject(id, peer, "bad connection descriptor: " + p.getMessage()
-                        + " (a peer that does not speak jrdma's descriptor needs a server with acceptRaw)");
+                reject(id, peer, "not a jrdma client: " + p.getMessage() + " in its connect request",
+                        "; a client that is not jrdma needs a server with acceptRaw");
                 return;
             }
         }
         if (!settings.acceptFilter().test(peer)) {
-            reject(id, peer, "rejected by server");
+            reject(id, peer, "the server does not accept connections from " + SetupMessages.host(peer), "");
             return;
         }
         ConnectionCore core;
         try {
             DeviceDomain domain = resources.domains().of(id.context());
-            core = builder(domain, "rdma_cm " + address + " <- " + peer)
+            InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
+            core = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- " + SetupMessages.address(peer))
                     .queuePairFactory(id::createQueuePair)
                     .teardown(new CmConnect.CmTeardown(events, id))
                     .create();
         } catch (RuntimeException ex) {
-            LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
-            reject(id, peer, "server error: " + ex.getMessage());
+            logRefused(peer, ex);
+            reject(id, SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES));
             return;
         }
         accepted(core);
@@ -109,7 +120,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
             } else {
                 AcceptDecision decision = decide(peer, e.privateData(), core);
                 if (decision instanceof AcceptDecision.Reject r) {
-                    LOG.log(Level.INFO, "rejected a connection from " + peer + " on " + address + ": " + r.reason());
+                    LOG.log(Level.INFO, "rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+                            + ": " + r.reason());
                     byte[] reason = r.bytes();
                     id.reject(Arrays.copyOf(reason, Math.min(reason.length, CmId.MAX_PRIVATE_DATA_REJECT)));
                     core.abort(new ConnectionException.Rejected("rejected by the server: " + r.reason(), reason, null));
@@ -120,7 +132,13 @@ final class CmListen extends Listener implements CmEvents.Handler {
             core.postReceives();  // before accepting: the client may send the moment it is established
             id.accept(Parameters.cm(settings.config(), mine));
         } catch (RuntimeException ex) {
-            LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
+            // not accepted (the accept is the last step): the client learns why instead of a bare reject
+            logRefused(peer, ex);
+            try {
+                id.reject(SetupMessages.rejectBytes(SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES), SetupMessages.CM_REJECT_BYTES));
+            } catch (RuntimeException notAnyMore) {
+                LOG.log(Level.DEBUG, () -> "rejecting " + SetupMessages.address(peer) + " failed: " + notAnyMore.getMessage());
+            }
             core.abort(ex);
         }
     }
@@ -131,20 +149,35 @@ final class CmListen extends Listener implements CmEvents.Handler {
             AcceptDecision d = settings.rawAccept().apply(new ConnectRequest(peer, privateData, Optional.ofNullable(core.exposed())));
             return d == null ? AcceptDecision.reject("the server's accept function returned nothing") : d;
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "the accept function failed for " + peer + " on " + address, e);
-            return AcceptDecision.reject("server error: " + e.getMessage());
+            // the application's own code: its stack trace is what its developer needs
+            LOG.log(Level.WARNING, "the accept function failed for " + SetupMessages.address(peer) + " on " + SetupMessages.address(address), e);
+            return AcceptDecision.reject("the server's accept function failed: " + SetupMessages.text(e));
         }
     }
 
-    private void reject(CmId id, InetSocketAddress peer, String reason) {
-        LOG.log(Level.INFO, "rejected a connection from " + peer + " on " + address + ": " + reason);
-        byte[] r = reason.getBytes(StandardCharsets.UTF_8);
+    /** One line in the server's log: who was turned away and why, with the remedy the failure names; a stack trace only for a bug. */
+    private void logRefused(InetSocketAddress peer, RuntimeException ex) {
+        String line = "could not accept a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+                + ", rejected it: " + SetupMessages.text(ex);
+        if (SetupMessages.expected(ex)) LOG.log(Level.WARNING, line);
+        else LOG.log(Level.WARNING, line, ex);
+    }
+
+    /** Turns a request away for a reason of the peer's making, logged at INFO (with {@code serverHint} for the operator). */
+    private void reject(CmId id, InetSocketAddress peer, String reason, String serverHint) {
+        LOG.log(Level.INFO, "rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+                + ": " + reason + serverHint);
+        reject(id, reason);
+    }
+
+    /** Rejects with {@code reason} and destroys the id (nobody handles it: here, on the event thread). */
+    private void reject(CmId id, String reason) {
         try {
-            id.reject(Arrays.copyOf(r, Math.min(r.length, CmId.MAX_PRIVATE_DATA_REJECT)));
+            id.reject(SetupMessages.rejectBytes(reason, SetupMessages.CM_REJECT_BYTES));
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, () -> "rejecting " + peer + " failed: " + e);
+            LOG.log(Level.DEBUG, () -> "rejecting a connect request failed: " + e.getMessage());
         } finally {
-            id.close();  // not handled by anyone: destroyed here, on the event thread
+            id.close();
         }
     }
 
@@ -172,7 +205,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 }
                 case DISCONNECTED -> core.peerClosed("the peer disconnected");
                 case DEVICE_REMOVAL -> core.peerLost("the RDMA device was removed");
-                case CONNECT_ERROR, UNREACHABLE, REJECTED -> core.abort(new ConnectionException("accepting failed: " + e));
+                case CONNECT_ERROR, UNREACHABLE, REJECTED -> core.abort(new ConnectionException("accepting failed: " + CmException.of(e, "ESTABLISHED").getMessage()));
                 default -> { }
             }
         }

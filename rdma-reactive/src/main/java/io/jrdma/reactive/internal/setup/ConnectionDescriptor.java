@@ -48,13 +48,23 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         return b.array();
     }
 
+    /**
+     * Reads a peer's descriptor. The message of the {@link ConnectionException.Protocol} it throws
+     * says what is wrong with the bytes, for the caller to put after who sent them.
+     */
     public static ConnectionDescriptor decode(byte[] data) {
-        if (data.length < SIZE) throw new ConnectionException.Protocol("connection descriptor of " + data.length + " bytes, expected " + SIZE);
+        if (data.length < SIZE) {
+            throw new ConnectionException.Protocol(data.length + " bytes where jrdma's connection descriptor has " + SIZE);
+        }
         ByteBuffer b = ByteBuffer.wrap(data).order(ByteOrder.BIG_ENDIAN);
         int magic = b.getInt();
-        if (magic != MAGIC) throw new ConnectionException.Protocol(String.format("peer is not a jrdma peer (magic 0x%08x)", magic));
+        if (magic != MAGIC) {
+            throw new ConnectionException.Protocol(String.format("no jrdma connection descriptor (it starts 0x%08x, not JRDM)", magic));
+        }
         int version = Byte.toUnsignedInt(b.get());
-        if (version != VERSION) throw new ConnectionException.Protocol("unsupported jrdma protocol version " + version);
+        if (version != VERSION) {
+            throw new ConnectionException.Protocol("jrdma protocol version " + version + "; this side speaks version " + VERSION);
+        }
         b.get();
         int depth = Short.toUnsignedInt(b.getShort());
         long lengthHigh = Integer.toUnsignedLong(b.getInt());
@@ -62,19 +72,25 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         long address = b.getLong();
         int rkey = b.getInt();
         long length = lengthHigh << 32 | Integer.toUnsignedLong(b.getInt());
-        if (length < 0) throw new ConnectionException.Protocol("exposed length " + Long.toUnsignedString(length) + " is out of range");
+        if (length < 0) throw new ConnectionException.Protocol("an exposed length of " + Long.toUnsignedString(length) + " bytes");
+        // every jrdma side has receives and buffers (ConnectionConfig's minimums): zeros are a descriptor cut short and padded
+        if (depth < 1 || size < 8) {
+            throw new ConnectionException.Protocol("a jrdma connection descriptor with receive depth " + depth + " and buffer size "
+                    + Integer.toUnsignedString(size) + " (cut short?)");
+        }
         return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length));
     }
 
     /**
-     * A reject's private data as text for an error message: rdma_cm pads it with zeros to the
-     * field's size (148 bytes on RoCE), so a reason is what comes before the first zero.
+     * The text of a reject's private data, or null when it holds none: rdma_cm pads a reason with
+     * zeros to the field's size (148 bytes on RoCE), so the reason is what comes before the first
+     * zero, and only printable UTF-8 counts as one.
      */
     static String reason(byte[] privateData) {
         int n = 0;
         while (n < privateData.length && privateData[n] != 0) n++;
-        if (n == 0) return "";
+        if (n == 0) return null;
         String text = new String(privateData, 0, n, StandardCharsets.UTF_8);
-        return text.chars().allMatch(c -> c >= 0x20 && c != 0x7f) ? " (the server says: " + text + ")" : "";
+        return text.chars().allMatch(c -> c >= 0x20 && c != 0x7f && c != 0xfffd) ? text : null;
     }
 }

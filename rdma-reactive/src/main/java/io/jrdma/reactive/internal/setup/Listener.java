@@ -130,7 +130,7 @@ public abstract class Listener {
         }
         resources.untrack(this);
         if (none) releaseShared();
-        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.log(Level.WARNING, "closing " + this, e));
+        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.log(Level.WARNING, "closing " + this + " failed", e));
         Mono<Void> done;
         synchronized (this) {
             done = closed;
@@ -154,6 +154,6 @@ public abstract class Listener {
 
     @Override
     public String toString() {
-        return getClass().getSimpleName() + "[" + address() + "]";
+        return "the listener on " + SetupMessages.address(address());
     }
 }

@@ -137,7 +137,8 @@ final class OutOfBandSetup {
         if (inProgress != null) inProgress.dispose();
         if (core != null) core.abort(t);
         Throwable reported = t instanceof TimeoutException
-                ? new ConnectionException.Timeout("the out-of-band exchange did not finish within " + config.connectTimeout().toMillis() + " ms")
+                ? new ConnectionException.Timeout("the out-of-band exchange did not finish within the connect timeout of "
+                        + SetupMessages.duration(config.connectTimeout()))
                 : t instanceof RdmaException e ? new ConnectionException("out-of-band setup failed: " + e.getMessage(), e) : t;
         callback.failed(reported);
     }

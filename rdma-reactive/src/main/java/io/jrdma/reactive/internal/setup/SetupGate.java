@@ -98,6 +98,7 @@ public final class SetupGate {
         private final SetupCallback callback;
         private final Start start;
         private State state = State.WAITING;  // guarded by the gate
+        private volatile boolean late;         // started after waiting: its setup had less than the whole timeout
         private volatile Disposable timeoutTask;
         private Runnable cancelSetup;          // guarded by this
         private boolean cancelled;             // guarded by this
@@ -112,6 +113,7 @@ public final class SetupGate {
 
         /** It holds a slot now; {@code atOnce}: it never waited, so its whole timeout is left. */
         void begin(boolean atOnce) {
+            late = !atOnce;
             Disposable t = timeoutTask;
             if (t != null) t.dispose();
             long left = atOnce ? timeout.toNanos() : deadline - timer.now(TimeUnit.NANOSECONDS);
@@ -162,8 +164,8 @@ public final class SetupGate {
         }
 
         private ConnectionException.Timeout timedOut() {
-            return new ConnectionException.Timeout(what + " timed out after " + timeout.toMillis()
-                    + " ms (waiting for one of the " + limit + " connection setups in progress to finish)");
+            return new ConnectionException.Timeout(what + " did not start within the connect timeout of " + SetupMessages.duration(timeout)
+                    + ": it waited for one of the " + limit + " connection setups in progress to finish");
         }
 
         /** Once per started setup (the setups signal once). */
@@ -189,7 +191,11 @@ public final class SetupGate {
         public void failed(Throwable error) {
             if (!end()) return;
             try {
-                callback.failed(error);
+                // the setup names what it had left; the user set the whole timeout
+                callback.failed(late && error instanceof ConnectionException.Timeout t
+                        ? new ConnectionException.Timeout(what + " did not finish within the connect timeout of " + SetupMessages.duration(timeout)
+                                + ", part of which it waited for one of the " + limit + " setups in progress (" + t.getMessage() + ")")
+                        : error);
             } finally {
                 ended();
             }

@@ -7,7 +7,9 @@ import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import reactor.core.publisher.Mono;
@@ -72,6 +74,14 @@ public final class TcpEvents implements Executor {
      */
     void deregisterClosed() throws IOException {
         selector.selectNow();
+    }
+
+    /** The handlers of the sockets registered now. Selector thread only. */
+    List<Handler> handlers() {
+        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are looked at on " + name + " only");
+        List<Handler> all = new ArrayList<>();
+        for (SelectionKey k : selector.keys()) if (k.isValid()) all.add((Handler) k.attachment());
+        return all;
     }
 
     /** Sockets registered: listeners, handshakes and established connections' control sockets. */

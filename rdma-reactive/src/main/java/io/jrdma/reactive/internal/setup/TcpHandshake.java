@@ -27,24 +27,36 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * Connection setup without rdma_cm, on the resources' selector thread: QPN, GID, PSN and
- * descriptors cross a TCP socket, and each side drives its QP INIT → RTR → RTS itself. The
- * exchange is symmetric, and non-blocking on both sides:
+ * descriptors cross a TCP socket, and each side drives its QP INIT → RTR → RTS itself.
+ * Non-blocking on both sides:
  * <pre>
- * hello (58 bytes, each way): QueuePairAddress (u32 qpn, u32 psn, u16 lid, 16-byte gid) + ConnectionDescriptor
- * ready (1 byte 'R', each way): sent once the QP is in RTS, so neither side sends before the other can receive
- * reject (server to client, instead of its hello): u32 0x4A52454A ("JREJ"), u8 length, reason bytes
+ * client -> server  hello (58 bytes): QueuePairAddress (u32 qpn, u32 psn, u16 lid, 16-byte gid) + ConnectionDescriptor
+ * server -> client  hello (58 bytes), then ready (1 byte 'R') once its QP is in RTS;
+ *                   or instead a reject: u32 0x4A52454A ("JREJ"), u8 length, reason (UTF-8), and the socket closes
+ * client -> server  ready (1 byte 'R') once its QP is in RTS
  * </pre>
- * A hello never starts like a reject: a QP number has 24 bits, so its first byte is 0. After
- * setup the socket carries nothing; its end (EOF or an error) means the peer is gone.
+ * The server reads and checks the client's hello before it creates anything: a peer that is not
+ * jrdma (a port scan, a browser, a typo'd port) costs it no QP and no registered memory, and it is
+ * told why in a reject, as is a client the server cannot serve (locked-memory limit, no device).
+ * A hello never starts like a reject: a QP number has 24 bits, so its first byte is 0. Neither
+ * side hands its connection out before the other's ready, so neither sends before the other can
+ * receive. After setup the socket carries nothing; its end (EOF or an error) means the peer is gone.
  */
 final class TcpHandshake implements TcpEvents.Handler {
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.tcp");
+    private static final System.Logger SERVER_LOG = System.getLogger("io.jrdma.reactive.server");
     private static final SecureRandom RANDOM = new SecureRandom();
     static final int HELLO = QueuePairAddress.WIRE_SIZE + ConnectionDescriptor.SIZE;
     private static final byte READY = 'R';
     static final int REJECT_MAGIC = 0x4A52454A;
 
-    private enum Phase { CONNECTING, HELLO, READY, LIVE, REJECTING, DONE }
+    /**
+     * CONNECTING: the client's TCP connect; HELLO: waiting for the peer's hello (the client: or a
+     * reject); READY: waiting for the peer's ready; LIVE: established; REJECTED: the server's
+     * reject is going out, then it reads until the client closes (closing on unread bytes would
+     * reset the connection, and the reset can destroy the reject); DONE: closed.
+     */
+    private enum Phase { CONNECTING, HELLO, READY, LIVE, REJECTED, DONE }
 
     private final ResourcesCore resources;
     private final TcpEvents events;
@@ -73,6 +85,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         this.listener = listener;
         this.callback = callback;
         this.remote = remote;
+        this.description = "tcp " + (listener == null ? "-> " : "<- ") + SetupMessages.address(remote);
     }
 
     /** The client side: connects from {@code local} (may be null); the returned action cancels the setup. */
@@ -90,18 +103,27 @@ final class TcpHandshake implements TcpEvents.Handler {
         events.execute(() -> {
             h.armTimer();
             try {
-                if (local != null) ch.bind(local);
-                h.key = events.register(ch, SelectionKey.OP_CONNECT, h);
                 h.phase = Phase.CONNECTING;
-                if (ch.connect(remote)) h.connected();
+                if (local != null) bind(ch, local);
+                h.key = events.register(ch, SelectionKey.OP_CONNECT, h);
+                if (ch.connect(remote)) h.clientConnected();
             } catch (IOException | RuntimeException e) {
                 h.fail(e);
             }
         });
-        return () -> events.execute(() -> h.fail(new CancellationException("connecting to " + remote + " was cancelled")));
+        return () -> events.execute(() -> h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
-    /** The server side of a freshly accepted socket (on the selector thread). */
+    private static void bind(SocketChannel ch, InetSocketAddress local) {
+        try {
+            ch.bind(local);
+        } catch (IOException e) {
+            throw new ConnectionException("cannot connect from " + SetupMessages.host(local) + ": " + e.getMessage()
+                    + "; connect from an address of one of this host's RDMA devices", e);
+        }
+    }
+
+    /** The server side of a freshly accepted socket (on the selector thread): it reads the client's hello first. */
     static void accepted(ResourcesCore resources, TcpListen listener, SocketChannel ch) {
         InetSocketAddress peer;
         try {
@@ -113,13 +135,9 @@ final class TcpHandshake implements TcpEvents.Handler {
         TcpHandshake h = new TcpHandshake(resources, listener.settings.config(), ch, listener, null, peer);
         h.armTimer();
         try {
+            h.phase = Phase.HELLO;
+            h.in.limit(HELLO);
             h.key = h.events.register(ch, SelectionKey.OP_READ, h);
-            if (!listener.settings.acceptFilter().test(peer) || listener.isClosing()) {
-                h.phase = Phase.REJECTING;  // read its hello first: closing with unread bytes resets, and the reset can destroy the reject
-                h.in.limit(HELLO);
-                return;
-            }
-            h.connected();
         } catch (IOException | RuntimeException e) {
             h.fail(e);
         }
@@ -127,16 +145,40 @@ final class TcpHandshake implements TcpEvents.Handler {
 
     private void armTimer() {
         timer = Schedulers.parallel().schedule(() -> events.execute(() -> fail(new ConnectionException.Timeout(
-                (listener == null ? "connecting to " : "accepting ") + remote + " timed out after "
-                        + config.connectTimeout().toMillis() + " ms"))), config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+                (listener == null ? "connecting to " + SetupMessages.address(remote) + " over TCP"
+                        : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()))
+                        + " did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
+                        + ": it waited for " + awaiting()))), config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 
-    /** TCP is up: create the QP on the device that owns the socket's local address, post receives, send the hello. */
-    private void connected() throws IOException {
+    private String awaiting() {
+        String peer = listener == null ? "the server's" : "the client's";
+        return switch (phase) {
+            case CONNECTING -> "the TCP connection";
+            case HELLO -> peer + " hello (" + in.position() + " of " + HELLO + " bytes came)";
+            case READY -> peer + " ready";
+            case REJECTED -> "the client to read the reject and close";
+            default -> "nothing";
+        };
+    }
+
+    /** The client's TCP connection is up: create its QP and send its hello. */
+    private void clientConnected() throws IOException {
+        createQueuePair();
+        phase = Phase.HELLO;
+        in.clear().limit(HELLO);
+        send(hello());
+    }
+
+    /**
+     * A QP on the device that owns the socket's local address (or the configured device), in
+     * INIT, with its receives posted.
+     */
+    private void createQueuePair() throws IOException {
         channel.socket().setTcpNoDelay(true);
         InetSocketAddress localAddress = (InetSocketAddress) channel.getLocalAddress();
         InetAddress localIp = localAddress.getAddress();
-        description = "tcp " + localAddress + (listener == null ? " -> " : " <- ") + remote;
+        description = "tcp " + SetupMessages.address(localAddress) + (listener == null ? " -> " : " <- ") + SetupMessages.address(remote);
         DeviceDomain domain = config.device() != null ? resources.domains().named(config.device())
                 : resources.domains().owning(localIp, config.port());
         gid = config.gidIndex() < 0 ? domain.context().roceV2Gid(config.port(), localIp)
@@ -150,12 +192,13 @@ final class TcpHandshake implements TcpEvents.Handler {
         core.queuePair().modifyToInit(config.port(), config.qpAccess(core.exposed() != null));
         core.postReceives();
         psn = RANDOM.nextInt(1 << 24);
+    }
+
+    private ByteBuffer hello() {
         ByteBuffer hello = ByteBuffer.allocate(HELLO);
         new QueuePairAddress(core.qpNumber(), psn, 0, gid.raw()).writeTo(hello);
         hello.put(ConnectionDescriptor.of(config, core.exposed()).encode());
-        phase = Phase.HELLO;
-        in.clear().limit(HELLO);
-        send(hello.flip());
+        return hello.flip();
     }
 
     @Override
@@ -164,9 +207,11 @@ final class TcpHandshake implements TcpEvents.Handler {
             try {
                 if (!channel.finishConnect()) return;
             } catch (ConnectException e) {
-                throw new ConnectionException.Rejected("nothing listens at " + remote + " (" + e.getMessage() + ")", new byte[0], e);
+                throw new ConnectionException.Rejected("nothing listens for TCP connection setup at " + SetupMessages.address(remote)
+                        + " (" + e.getMessage() + "): start the server, or check its address, port and transport"
+                        + " (a server that sets up over rdma_cm does not listen on TCP)", new byte[0], e);
             }
-            connected();
+            clientConnected();
             return;
         }
         if (k.isWritable()) flush();
@@ -181,12 +226,12 @@ final class TcpHandshake implements TcpEvents.Handler {
 
     private void flush() throws IOException {
         channel.write(out);
-        if (phase == Phase.DONE) {  // only a reject is written in this phase, and then the socket goes
+        if (phase == Phase.REJECTED) {
             if (out.hasRemaining()) {
-                key.interestOps(SelectionKey.OP_WRITE);
+                key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
             } else {
-                channel.shutdownOutput();
-                close(channel);
+                channel.shutdownOutput();  // the client reads the reject, then EOF
+                key.interestOps(SelectionKey.OP_READ);
             }
             return;
         }
@@ -194,22 +239,25 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     private void read() throws IOException {
-        if (phase == Phase.LIVE) {
-            watchLiveness();
-            return;
-        }
-        int n = channel.read(in);
-        if (n < 0) {
-            throw new ConnectionException.Protocol((listener == null ? "the server" : "the client") + " closed the socket during the exchange");
-        }
         switch (phase) {
-            case HELLO -> readHello();
-            case READY -> readReady();
-            case REJECTING -> {
-                if (in.position() == HELLO) reject();
+            case LIVE -> watchLiveness();
+            case REJECTED -> drain();
+            default -> {
+                int n = channel.read(in);
+                if (n < 0) peerClosedDuringSetup();
+                else if (phase == Phase.HELLO) readHello();
+                else if (phase == Phase.READY) readReady();
             }
-            default -> { }
         }
+    }
+
+    private void peerClosedDuringSetup() {
+        if (listener == null) {
+            throw new ConnectionException.Protocol(SetupMessages.address(remote) + " closed the connection during TCP setup after "
+                    + in.position() + " bytes, without a reject: is it a jrdma server that sets up over TCP?");
+        }
+        throw new ConnectionException.Protocol("the client closed the connection during TCP setup after " + in.position() + " bytes"
+                + (phase == Phase.HELLO ? " of its hello" : ""));
     }
 
     private void readHello() throws IOException {
@@ -221,27 +269,83 @@ final class TcpHandshake implements TcpEvents.Handler {
             byte[] reason = new byte[need - 5];
             in.get(5, reason);
             String text = new String(reason, StandardCharsets.UTF_8);
-            throw new ConnectionException.Rejected(description + " rejected: " + text, reason, null);
+            throw new ConnectionException.Rejected(SetupMessages.address(remote) + " rejected the connection: " + text, reason, null);
         }
         if (in.position() < HELLO) return;
-        in.flip();
-        QueuePairAddress peer = QueuePairAddress.readFrom(in);
-        byte[] descriptor = new byte[ConnectionDescriptor.SIZE];
-        in.get(descriptor);
-        theirs = ConnectionDescriptor.decode(descriptor);
+        QueuePairAddress peer;
+        String foreign = null;
+        try {
+            byte[] descriptor = new byte[ConnectionDescriptor.SIZE];
+            in.get(QueuePairAddress.WIRE_SIZE, descriptor);
+            theirs = ConnectionDescriptor.decode(descriptor);
+            in.flip();
+            peer = QueuePairAddress.readFrom(in);
+        } catch (ConnectionException.Protocol e) {
+            foreign = in.getInt(QueuePairAddress.WIRE_SIZE) == ConnectionDescriptor.MAGIC ? e.getMessage() + " in its hello"
+                    : "what it sent is no jrdma hello (it starts " + firstBytes() + ")";
+            peer = null;
+        } catch (IllegalArgumentException e) {
+            foreign = "its hello carries a PSN wider than 24 bits";
+            peer = null;
+        }
+        if (foreign != null) {
+            if (listener == null) {
+                throw new ConnectionException.Protocol(SetupMessages.address(remote) + " is not a jrdma server that sets up over TCP: " + foreign);
+            }
+            reject("not a jrdma client: " + foreign, "", null);
+            return;
+        }
+        QueuePairAddress theirAddress = peer;
+        if (listener != null && !serverAccepts()) return;
         QueuePair qp = core.queuePair();
-        qp.modifyToRtr(Parameters.rtr(config, peer, gid.index(), Mtu.MTU_1024));
+        qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));
-        LOG.log(Level.DEBUG, () -> core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
-                + " (PSN " + peer.psn() + ", path MTU 1024)");
+        LOG.log(Level.DEBUG, () -> core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(theirAddress.qpNumber())
+                + " (PSN " + theirAddress.psn() + ", path MTU 1024)");
         phase = Phase.READY;
         in.clear().limit(1);
-        send(ByteBuffer.wrap(new byte[] {READY}));
+        send(listener != null ? ByteBuffer.allocate(HELLO + 1).put(hello()).put(READY).flip() : ByteBuffer.wrap(new byte[] {READY}));
+    }
+
+    /**
+     * The server's checks once a client's hello is in: the server still accepts, the filter lets
+     * the client in, and its QP can be created; otherwise the client gets a reject saying why.
+     */
+    private boolean serverAccepts() throws IOException {
+        if (listener.isClosing()) {
+            reject("the server is shutting down", "", null);
+            return false;
+        }
+        if (!listener.settings.acceptFilter().test(remote)) {
+            reject("the server does not accept connections from " + SetupMessages.host(remote), "", null);
+            return false;
+        }
+        try {
+            createQueuePair();
+            return true;
+        } catch (RuntimeException e) {
+            reject(SetupMessages.forPeer(e, SetupMessages.TCP_REJECT_BYTES), "", e);
+            if (core != null) core.abort(e);
+            return false;
+        }
+    }
+
+    /** The first bytes a peer sent, as text when they are (HTTP, SSH, ...), in hex when not. */
+    private String firstBytes() {
+        byte[] b = new byte[8];
+        in.get(0, b);
+        boolean text = true;
+        for (byte c : b) text &= c >= 0x20 && c < 0x7f || c == '\r' || c == '\n';
+        if (!text) return "0x" + java.util.HexFormat.of().formatHex(b);
+        return "\"" + new String(b, StandardCharsets.US_ASCII).replace("\r", "\\r").replace("\n", "\\n") + "\"";
     }
 
     private void readReady() {
         if (in.position() < 1) return;
-        if (in.get(0) != READY) throw new ConnectionException.Protocol("peer did not confirm RTS");
+        if (in.get(0) != READY) {
+            throw new ConnectionException.Protocol((listener == null ? SetupMessages.address(remote) + " sent" : "the client sent")
+                    + String.format(" 0x%02x where the ready byte of jrdma's TCP setup belongs", in.get(0) & 0xff));
+        }
         phase = Phase.LIVE;
         timer.dispose();
         core.established(theirs.exposed(), theirs.encode());
@@ -262,13 +366,41 @@ final class TcpHandshake implements TcpEvents.Handler {
         close(channel);
     }
 
-    private void reject() throws IOException {
-        byte[] reason = (listener.isClosing() ? "the server is shutting down" : "rejected by server").getBytes(StandardCharsets.UTF_8);
-        LOG.log(Level.INFO, "rejected a TCP connection from " + remote + " on " + listener.address() + ": " + new String(reason,
-                StandardCharsets.UTF_8));
-        timer.dispose();
+    /**
+     * Turns the client away with {@code reason} (logged with {@code serverHint}: one line, a stack
+     * trace only for a failure that would be a bug) and waits for it to close.
+     */
+    private void reject(String reason, String serverHint, RuntimeException failure) throws IOException {
+        String line = (failure == null ? "rejected a TCP connection from " : "could not accept a TCP connection from ")
+                + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address())
+                + (failure == null ? ": " + reason : ", rejected it: " + SetupMessages.text(failure)) + serverHint;
+        if (failure == null) SERVER_LOG.log(Level.INFO, line);
+        else if (SetupMessages.expected(failure)) SERVER_LOG.log(Level.WARNING, line);
+        else SERVER_LOG.log(Level.WARNING, line, failure);
+        byte[] bytes = SetupMessages.rejectBytes(reason, SetupMessages.TCP_REJECT_BYTES);
+        phase = Phase.REJECTED;
+        in.clear();
+        send(ByteBuffer.allocate(5 + bytes.length).putInt(REJECT_MAGIC).put((byte) bytes.length).put(bytes).flip());
+    }
+
+    /** After a reject: whatever more the client sends is dropped, and its EOF (or the timer) ends it. */
+    private void drain() throws IOException {
+        in.clear();
+        if (channel.read(in) >= 0) return;
         phase = Phase.DONE;
-        send(ByteBuffer.allocate(5 + reason.length).putInt(REJECT_MAGIC).put((byte) reason.length).put(reason).flip());
+        timer.dispose();
+        close(channel);
+    }
+
+    /**
+     * {@code closing} stops listening: a client of it that owns no connection yet (its hello not
+     * in, or rejected) is closed now, not when its timer fires. Selector thread.
+     */
+    void abandonBeforeHello(TcpListen closing) {
+        if (listener != closing || phase != Phase.HELLO && phase != Phase.REJECTED) return;
+        phase = Phase.DONE;
+        if (timer != null) timer.dispose();
+        close(channel);
     }
 
     @Override
@@ -277,12 +409,14 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     private void fail(Throwable t) {
-        if (phase == Phase.LIVE || phase == Phase.DONE) {
+        if (phase == Phase.LIVE || phase == Phase.DONE || phase == Phase.REJECTED) {
             if (core != null && phase == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
             phase = Phase.DONE;
+            if (timer != null) timer.dispose();
             close(channel);
             return;
         }
+        Phase was = phase;
         phase = Phase.DONE;
         if (timer != null) timer.dispose();
         close(channel);
@@ -290,15 +424,24 @@ final class TcpHandshake implements TcpEvents.Handler {
         Throwable reported = translate(t);
         if (callback != null) {
             callback.failed(reported);
+        } else if (was == Phase.HELLO && in.position() == 0 && !(t instanceof ConnectionException.Timeout)) {
+            // a port probe (a health check, a scan): nothing to tell anyone
+            LOG.log(Level.DEBUG, () -> "TCP setup with " + SetupMessages.address(remote) + " ended before its hello: " + reported.getMessage());
         } else {
-            LOG.log(Level.WARNING, "TCP setup with " + remote + " failed: " + reported.getMessage());
+            SERVER_LOG.log(SetupMessages.expected(reported) ? Level.INFO : Level.WARNING, "TCP setup with " + SetupMessages.address(remote)
+                    + " on " + SetupMessages.address(listener.address()) + " failed: " + SetupMessages.text(reported));
         }
     }
 
     private Throwable translate(Throwable t) {
         if (t instanceof ConnectionException || t instanceof CancellationException) return t;
-        if (t instanceof IOException e) return new ConnectionException.Unreachable(remote + " is unreachable: " + e.getMessage(), e);
-        if (t instanceof RdmaException e) return new ConnectionException("setting up " + remote + " failed: " + e.getMessage(), e);
+        if (t instanceof IOException e) {
+            return new ConnectionException.Unreachable(SetupMessages.address(remote) + " is unreachable over TCP: " + e.getMessage(), e);
+        }
+        if (t instanceof RdmaException e) {
+            return new ConnectionException("setting up the connection " + (listener == null ? "to " : "from ") + SetupMessages.address(remote)
+                    + " failed: " + e.getMessage(), e);
+        }
         return t;
     }
 

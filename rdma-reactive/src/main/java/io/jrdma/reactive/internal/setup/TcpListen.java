@@ -1,8 +1,13 @@
 package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.ffm.CmDevices;
+import io.jrdma.ffm.NoRdmaDeviceException;
+import io.jrdma.ffm.RdmaLibraryUnavailableException;
+import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
 import java.io.IOException;
 import java.lang.System.Logger.Level;
+import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
 import java.nio.channels.SelectionKey;
@@ -29,20 +34,51 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
         TcpListen l = new TcpListen(resources, settings);
         l.events.execute(() -> {
             try {
+                l.requireADevice();
                 l.server = ServerSocketChannel.open();
                 l.server.setOption(StandardSocketOptions.SO_REUSEADDR, true);
                 l.server.bind(settings.bindAddress(), settings.backlog());
-                l.address = (InetSocketAddress) l.server.getLocalAddress();
+                // the address asked for, with the port picked: a dual-stack socket bound to 0.0.0.0 reports ::
+                l.address = new InetSocketAddress(settings.bindAddress().getAddress(),
+                        ((InetSocketAddress) l.server.getLocalAddress()).getPort());
                 l.events.register(l.server, SelectionKey.OP_ACCEPT, l);
                 resources.track(l);
                 bound.tryEmitValue(l);
             } catch (IOException | RuntimeException e) {
                 l.closeServer();
-                bound.tryEmitError(e instanceof IOException io
-                        ? new java.io.UncheckedIOException("binding " + settings.bindAddress() + " failed", io) : e);
+                bound.tryEmitError(e instanceof IOException io ? cannotListen(settings.bindAddress(), io) : e);
             }
         });
         return bound.asMono();
+    }
+
+    /**
+     * A TCP socket binds on any host, but serves nobody without an RDMA device for its
+     * connections: a server says so when it starts, not at its first client.
+     */
+    private void requireADevice() {
+        InetSocketAddress at = settings.bindAddress();
+        String why = "cannot serve connections set up over TCP on " + (at.getPort() == 0 ? SetupMessages.host(at) : SetupMessages.address(at)) + ": ";
+        try {
+            if (settings.config().device() != null) {
+                resources.domains().named(settings.config().device());
+            } else if (!at.getAddress().isAnyLocalAddress()) {
+                resources.domains().owning(at.getAddress(), settings.config().port());
+            } else {
+                CmDevices.open().close();  // throws when there is none
+            }
+        } catch (NoRdmaDeviceException e) {
+            throw new NoRdmaDeviceException(why + e.getMessage());
+        } catch (RdmaLibraryUnavailableException e) {
+            throw new RdmaLibraryUnavailableException(why + e.getMessage(), e);
+        }
+    }
+
+    static ConnectionException cannotListen(InetSocketAddress at, IOException e) {
+        String remedy = e instanceof BindException && String.valueOf(e.getMessage()).contains("in use")
+                ? ": another server listens there; stop it, or pick another port"
+                : e instanceof BindException ? ": listen on an address of this host's RDMA devices, or on 0.0.0.0" : "";
+        return new ConnectionException("cannot listen on " + SetupMessages.address(at) + " (TCP): " + e.getMessage() + remedy, e);
     }
 
     @Override
@@ -58,7 +94,8 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
 
     @Override
     public void onFailure(Throwable error) {
-        LOG.log(Level.WARNING, "the TCP listener on " + address + " failed; it stops accepting", error);
+        LOG.log(Level.WARNING, "the TCP listener on " + SetupMessages.address(address) + " failed; it stops accepting: "
+                + SetupMessages.text(error), error);
         closeServer();
     }
 
@@ -76,10 +113,12 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
         Sinks.Empty<Void> stopped = Sinks.empty();
         events.execute(() -> {
             closeServer();
+            // clients that have not sent a hello own nothing the server would close: they go with the listener
+            for (TcpEvents.Handler h : events.handlers()) if (h instanceof TcpHandshake t) t.abandonBeforeHello(this);
             try {
                 events.deregisterClosed();
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "releasing the listening socket " + address + " failed", e);
+                LOG.log(Level.WARNING, "releasing the listening socket " + SetupMessages.address(address) + " failed: " + e.getMessage());
             }
             stopped.tryEmitEmpty();
         });

@@ -40,7 +40,7 @@ class ConnectionDescriptorTest {
     void aShortDescriptorIsAProtocolError() {
         byte[] truncated = Arrays.copyOf(new ConnectionDescriptor(1, 8, new RemoteBuffer(0, 0, 0)).encode(), 31);
         ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(truncated));
-        assertEquals("connection descriptor of 31 bytes, expected 32", e.getMessage());
+        assertEquals("31 bytes where jrdma's connection descriptor has 32", e.getMessage());
         assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(new byte[0]));
     }
 
@@ -49,7 +49,22 @@ class ConnectionDescriptorTest {
         byte[] foreign = new byte[56];
         foreign[0] = 'H';
         ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(foreign));
-        assertEquals("peer is not a jrdma peer (magic 0x48000000)", e.getMessage());
+        assertEquals("no jrdma connection descriptor (it starts 0x48000000, not JRDM)", e.getMessage());
+    }
+
+    @Test
+    void aDescriptorCutShortAndPaddedWithZerosIsAProtocolError() {
+        // rdma_cm pads a connect's private data to 56 bytes: the magic and version alone arrive followed by zeros
+        byte[] cut = Arrays.copyOf(Arrays.copyOf(new ConnectionDescriptor(16, 4096, new RemoteBuffer(0, 0, 0)).encode(), 5), 56);
+        ConnectionException.Protocol e = assertThrows(ConnectionException.Protocol.class, () -> ConnectionDescriptor.decode(cut));
+        assertEquals("a jrdma connection descriptor with receive depth 0 and buffer size 0 (cut short?)", e.getMessage());
+    }
+
+    @Test
+    void aRejectsReasonIsTheTextBeforeRdmaCmsPaddingAndNothingElse() {
+        assertEquals("the server is shutting down", ConnectionDescriptor.reason(Arrays.copyOf("the server is shutting down".getBytes(), 148)));
+        assertEquals(null, ConnectionDescriptor.reason(new byte[148]), "all zeros: no reason");
+        assertEquals(null, ConnectionDescriptor.reason(new byte[] {1, 2, (byte) 0xff, 0}), "binary: no reason");
     }
 
     @Test

@@ -109,7 +109,7 @@ class SetupGateTest {
         clock.advanceTimeBy(Duration.ofSeconds(5));
 
         ConnectionException.Timeout timeout = assertInstanceOf(ConnectionException.Timeout.class, late.failure);
-        assertTrue(timeout.getMessage().contains("connecting late timed out after 10000 ms"), timeout.getMessage());
+        assertTrue(timeout.getMessage().contains("connecting late did not start within the connect timeout of 10 s"), timeout.getMessage());
         assertEquals(1, late.signals);
         assertEquals(1, gate.waiting());
 
