@@ -44,9 +44,20 @@ final class RdmaProcess implements AutoCloseable {
 
     /** Starts {@code rdma args...}; {@code stdin} is written and closed, or left open when null. */
     static RdmaProcess start(String name, String stdin, String... args) {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                // the lab runs under TCG: C1 and the serial GC start a JVM noticeably faster
-                "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-jar", jar().toString()));
+        return start(name, List.of(), jar(), stdin, args);
+    }
+
+    /**
+     * Starts {@code rdma args...} from {@code jar} under {@code wrapper} (a command that runs the
+     * rest, e.g. {@code prlimit ... setpriv ...}: another user, other limits).
+     */
+    static RdmaProcess start(String name, List<String> wrapper, Path jar, String stdin, String... args) {
+        List<String> command = new ArrayList<>(wrapper);
+        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+        // the lab runs under TCG: C1 and the serial GC start a JVM noticeably faster
+        command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        command.addAll(aotCache(jar));
+        command.addAll(List.of("-jar", jar.toString()));
         command.addAll(List.of(args));
         try {
             RdmaProcess p = new RdmaProcess(name, new ProcessBuilder(command).start());
@@ -67,6 +78,26 @@ final class RdmaProcess implements AutoCloseable {
         } catch (URISyntaxException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    /**
+     * The JVM options that start it from the build's AOT cache, as bin/rdma does: only when the
+     * cache's stamp names this jar (size, modification time) and this JDK; else none.
+     */
+    static List<String> aotCache(Path jar) {
+        Path cache = jar.resolveSibling(jar.getFileName().toString().replaceFirst("\\.jar$", ".aot"));
+        Path stamp = cache.resolveSibling(cache.getFileName() + ".stamp");
+        try {
+            String expected = Files.size(jar) + " " + Files.getLastModifiedTime(jar).to(TimeUnit.SECONDS) + " "
+                    + Path.of(System.getProperty("java.home")).toRealPath();
+            if (!"0".equals(System.getenv("RDMA_AOT")) && Files.isRegularFile(cache) && Files.isRegularFile(stamp)
+                    && Files.readString(stamp).strip().equals(expected)) {
+                return List.of("-XX:AOTCache=" + cache, "-Xlog:aot=off", "-Xlog:cds=off");
+            }
+        } catch (IOException e) {
+            // no cache: a slower start
+        }
+        return List.of();
     }
 
     void feed(String text, boolean close) {
