@@ -13,7 +13,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 
 /** Lists RDMA devices, their ports and GID tables; explains why there are none when that is so. */
-@Command(name = "devices", description = "List RDMA devices, ports and GIDs.")
+@Command(name = "devices", mixinStandardHelpOptions = true, description = "List RDMA devices, ports and GIDs.")
 final class DevicesCommand implements Callable<Integer> {
     @Override
     public Integer call() {

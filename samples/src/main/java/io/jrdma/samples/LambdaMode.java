@@ -10,13 +10,13 @@ import io.jrdma.reactive.rpc.RpcServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
 
 /**
  * {@code rdma lambda [SERVER]}: remote function execution over the RPC layer. The server runs
@@ -31,6 +31,22 @@ import picocli.CommandLine.Mixin;
 final class LambdaMode implements Callable<Integer> {
     @Mixin
     ModeOptions options;
+
+    @Option(names = "--max-payload", defaultValue = "1048576", paramLabel = "BYTES", converter = MaxPayload.class,
+            description = "The largest argument, and the largest result, of one call: each side registers room for both"
+                    + " (arguments beyond --size travel by RDMA READ, results by RDMA WRITE). Give both sides the same."
+                    + " 64 to 536870912. Default: ${DEFAULT-VALUE}.")
+    int maxPayload;
+
+    /** --max-payload: its room, argument and result, is registered on both sides. */
+    static final class MaxPayload extends ModeOptions.Range {
+        MaxPayload() {
+            super(64, 1 << 29, "bytes");
+        }
+    }
+
+    /** Per call, besides the payload, for the RPC headers and alignment. */
+    private static final int FRAME_ROOM = 4096;
 
     @Override
     public Integer call() throws Exception {
@@ -47,7 +63,7 @@ final class LambdaMode implements Callable<Integer> {
             return f.handle(request);
         }));
         DisposableRpcServer server = RpcServer.create(options.rdmaServer().resources(session.resources))
-                .registerAll(functions).bind().block(options.timeout());
+                .stagingBuffer(room()).registerAll(functions).bind().block(options.timeout());
         try {
             session.out.printf("rdma lambda: listening on %s:%d over %s; functions %s%n",
                     server.address().getAddress().getHostAddress(), server.address().getPort(), options.transportName(),
@@ -65,9 +81,14 @@ final class LambdaMode implements Callable<Integer> {
         }
     }
 
+    /** Registered room for one call: its argument and its result, each with its frame. */
+    private long room() {
+        return 2L * (maxPayload + FRAME_ROOM);
+    }
+
     private int client(Session session) throws Exception {
         RpcClient rpc = RpcClient.connect(options.rdmaClient().resources(session.resources)
-                        .exposeBuffer(1 << 20, Access.REMOTE_READ, Access.REMOTE_WRITE))
+                        .exposeBuffer(room(), Access.REMOTE_READ, Access.REMOTE_WRITE))
                 .block(options.timeout().plusSeconds(5));
         // not session.connected(): its "server went away" watcher would mistake our own close for the server's
         session.out.printf("rdma lambda: connected to %s:%d over %s%n", options.server, options.port, options.transportName());
@@ -79,10 +100,11 @@ final class LambdaMode implements Callable<Integer> {
                 String[] parts = line.strip().split("\\s+", 2);
                 String fn = parts[0];
                 String arg = parts.length > 1 ? parts[1] : "";
+                // one bad line is reported and the session goes on: the next call is as good as ever
                 try {
-                    System.out.println(fn + "(" + arg + ") = " + invoke(rpc, fn, arg));
-                } catch (RpcException e) {
-                    System.out.println(fn + "(" + arg + ") failed: " + e.getMessage());
+                    session.out.println(fn + "(" + shown(arg) + ") = " + invoke(rpc, fn, arg));
+                } catch (IllegalArgumentException | RpcException e) {
+                    session.out.println(fn + "(" + shown(arg) + ") failed: " + why(fn, arg, e));
                     status = 1;
                 }
             }
@@ -93,13 +115,55 @@ final class LambdaMode implements Callable<Integer> {
     }
 
     private String invoke(RpcClient rpc, String fn, String arg) {
+        byte[] bytes = arg.getBytes(StandardCharsets.UTF_8);
+        if (bytes.length > maxPayload) {
+            throw new IllegalArgumentException("the argument has " + bytes.length + " bytes, more than --max-payload " + maxPayload
+                    + ": raise --max-payload, on both sides");
+        }
         return switch (fn) {
-            case "sum" -> {
-                long[] values = arg.isBlank() ? new long[0] : Arrays.stream(arg.split("\\s+")).mapToLong(Long::parseLong).toArray();
-                yield String.valueOf(rpc.call("sum", values, Codec.longArray(), Codec.int64()).block(options.timeout()));
-            }
-            case "sha256" -> HexFormat.of().formatHex(rpc.call("sha256", arg.getBytes(StandardCharsets.UTF_8)).block(options.timeout()));
+            case "sum" -> String.valueOf(rpc.call("sum", numbers(arg), Codec.longArray(), Codec.int64()).block(options.timeout()));
+            case "sha256" -> HexFormat.of().formatHex(rpc.call("sha256", bytes).block(options.timeout()));
             default -> rpc.call(fn, arg).block(options.timeout());
         };
+    }
+
+    /** {@code sum}'s argument: whole numbers separated by spaces. */
+    static long[] numbers(String arg) {
+        if (arg.isBlank()) return new long[0];
+        String[] words = arg.strip().split("\\s+");
+        long[] values = new long[words.length];
+        for (int i = 0; i < words.length; i++) {
+            try {
+                values[i] = Long.parseLong(words[i]);
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("\"" + words[i] + "\" is not a whole number: sum adds whole numbers separated by"
+                        + " spaces, e.g. sum 1 2 3");
+            }
+        }
+        return values;
+    }
+
+    /** A failed call in the command's terms: its options and functions, not the RPC API's settings. */
+    private String why(String fn, String arg, RuntimeException e) {
+        String prefix = fn + ": ";
+        String message = String.valueOf(e.getMessage());
+        if (message.startsWith(prefix)) message = message.substring(prefix.length());
+        return switch (e) {
+            case RpcException.UnknownFunction u -> "the server has no function " + fn + " (it runs " + String.join(", ",
+                    SampleFunctions.functions().keySet()) + ")";
+            case RpcException.PayloadTooLarge p -> "the server does not take an argument of " + arg.getBytes(StandardCharsets.UTF_8).length
+                    + " bytes: start it with a larger --max-payload";
+            case RpcException.ResponseTooLarge r -> "the result needs " + r.requiredBytes() + " bytes, more than --max-payload makes room"
+                    + " for: raise --max-payload, on both sides";
+            case RpcException.HandlerFailed h -> "the server's " + fn + " failed: "
+                    + h.remoteMessage().replaceFirst("^[\\w.$]+(Exception|Error): ", "");
+            case RpcException.Timeout t -> "no response within --timeout " + options.timeoutSeconds + " s";
+            default -> message;
+        };
+    }
+
+    /** An argument as the result line shows it: long ones cut, with their size. */
+    private static String shown(String arg) {
+        return arg.length() <= 64 ? arg : arg.substring(0, 32) + "... (" + arg.getBytes(StandardCharsets.UTF_8).length + " bytes)";
     }
 }

@@ -14,6 +14,7 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.time.Duration;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -26,7 +27,7 @@ final class ModeOptions {
             description = "The server's address: run as the client. Without it, run as the server.")
     String server;
 
-    @Option(names = {"-p", "--port"}, defaultValue = "7471", paramLabel = "PORT",
+    @Option(names = {"-p", "--port"}, defaultValue = "7471", paramLabel = "PORT", converter = Port.class,
             description = "rdma_cm or TCP port (server: 0 picks a free one). Default: ${DEFAULT-VALUE}.")
     int port;
 
@@ -45,8 +46,10 @@ final class ModeOptions {
     @Option(names = {"-i", "--ib-port"}, defaultValue = "1", paramLabel = "N", description = "Port of --device. Default: ${DEFAULT-VALUE}.")
     int ibPort;
 
-    @Option(names = "--size", defaultValue = "4096", paramLabel = "BYTES",
-            description = "Buffer size: the largest message, and the memory exposed to the peer. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--size", defaultValue = "4096", paramLabel = "BYTES", converter = BufferSize.class,
+            description = "Buffer size: the largest message, and the memory a server exposes. Each side registers (locks in memory)"
+                    + " 16 receive buffers of this size, and 16 send buffers once it sends: 32 x BYTES, plus BYTES a server exposes."
+                    + " 8 to 1073741824. Default: ${DEFAULT-VALUE}.")
     int size;
 
     @Option(names = {"-t", "--transport"}, defaultValue = "rdma_cm", paramLabel = "rdma_cm|tcp",
@@ -61,12 +64,64 @@ final class ModeOptions {
     @Option(names = "--keep-serving", description = "Server: serve clients one after another until stopped (default: exit after one).")
     boolean keepServing;
 
-    @Option(names = "--timeout", defaultValue = "30", paramLabel = "SECONDS",
-            description = "Limit for connection setup and for each operation. Default: ${DEFAULT-VALUE}.")
+    @Option(names = "--timeout", defaultValue = "30", paramLabel = "SECONDS", converter = Seconds.class,
+            description = "Limit for connection setup and for each operation, 1 to 86400. Default: ${DEFAULT-VALUE}.")
     int timeoutSeconds;
+
+    /** Registered buffers per connection and direction ({@link #rdmaServer}, {@link #rdmaClient}): what --size multiplies. */
+    static final int BUFFERS = 16;
+
+    /** A number option with its valid range in the error, not picocli's "is not an int" and a usage dump. */
+    abstract static class Range implements CommandLine.ITypeConverter<Integer> {
+        private final long min;
+        private final long max;
+        private final String unit;
+
+        Range(long min, long max, String unit) {
+            this.min = min;
+            this.max = max;
+            this.unit = unit;
+        }
+
+        @Override
+        public Integer convert(String value) {
+            long v;
+            try {
+                v = Long.parseLong(value.strip().replace("_", ""));
+            } catch (NumberFormatException e) {
+                throw new CommandLine.TypeConversionException("expected " + unit + " from " + min + " to " + max + ", got '" + value + "'");
+            }
+            if (v < min || v > max) {
+                throw new CommandLine.TypeConversionException(value + " is out of range: " + unit + " from " + min + " to " + max);
+            }
+            return (int) v;
+        }
+    }
+
+    /** --size: at least 8 (atomics), at most 1 GiB. */
+    static final class BufferSize extends Range {
+        BufferSize() {
+            super(8, 1 << 30, "bytes");
+        }
+    }
+
+    /** --timeout: a second to a day. */
+    static final class Seconds extends Range {
+        Seconds() {
+            super(1, 86_400, "seconds");
+        }
+    }
+
+    /** --port: 0 (a server picks one) to 65535. */
+    static final class Port extends Range {
+        Port() {
+            super(0, 65_535, "a port");
+        }
+    }
 
     void check() {
         if (cPeer && transport != Transport.RDMA_CM) throw new IllegalArgumentException("--c-peer speaks rdma_cm: drop -t tcp");
+        if (isClient() && port == 0) throw new IllegalArgumentException("-p 0: a client needs the server's port (0 only lets a server pick one)");
     }
 
     boolean isClient() {
@@ -85,7 +140,7 @@ final class ModeOptions {
     RdmaServer rdmaServer() {
         String local = localAddress();
         RdmaServer s = RdmaServer.create().host(local == null ? "0.0.0.0" : local).port(port).transport(transport)
-                .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
+                .queueDepth(BUFFERS, BUFFERS).buffers(size, BUFFERS).connectTimeout(timeout()).operationTimeout(timeout());
         if (cPeer) s = s.acceptRaw(ModeOptions::advertise);
         return device == null ? s : s.device(device, ibPort);
     }
@@ -112,7 +167,7 @@ final class ModeOptions {
     RdmaClient rdmaClient() {
         String local = localAddress();
         RdmaClient c = RdmaClient.create().host(server).port(port).transport(transport)
-                .queueDepth(16, 16).buffers(size, 16).connectTimeout(timeout());
+                .queueDepth(BUFFERS, BUFFERS).buffers(size, BUFFERS).connectTimeout(timeout()).operationTimeout(timeout());
         if (local != null) c = c.localAddress(local);
         if (cPeer) c = c.rawPrivateData(new byte[0]);
         return device == null ? c : c.device(device, ibPort);

@@ -16,16 +16,45 @@ import picocli.CommandLine.Command;
                 VerifyMode.class, EchoMode.class, LambdaMode.class})
 public final class Rdma {
     public static void main(String[] args) {
+        // jrdma logs through System.Logger, here java.util.logging, whose default is two lines per
+        // record with the class and method: one line, like everything else the command prints
+        if (System.getProperty(LOG_FORMAT) == null) {
+            System.setProperty(LOG_FORMAT, Errors.DEBUG ? "rdma: %4$s %3$s: %5$s%6$s%n" : "rdma: %5$s%n");
+        }
         System.exit(commandLine().execute(args));
     }
+
+    private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
 
     static CommandLine commandLine() {
         return new CommandLine(new Rdma())
                 .setCaseInsensitiveEnumValuesAllowed(true)   // --transport rdma_cm|tcp
+                .setParameterExceptionHandler(Rdma::optionError)
                 .setExecutionExceptionHandler((e, cmd, parsed) -> {
-                    cmd.getErr().println("rdma " + cmd.getCommandName() + ": " + Errors.describe(e));
+                    if (Errors.DEBUG) e.printStackTrace(cmd.getErr());
+                    cmd.getErr().println("rdma " + cmd.getCommandName() + ": " + Errors.describe(e, optionValue(cmd, "--timeout"),
+                            optionValue(cmd, "--size")));
                     return 1;
                 });
+    }
+
+    /** A bad option or argument: one line saying which and why, and where the options are listed; exit status 2. */
+    private static int optionError(CommandLine.ParameterException e, String[] args) {
+        CommandLine cmd = e.getCommandLine();
+        String name = cmd.getCommandName().equals("rdma") ? "rdma" : "rdma " + cmd.getCommandName();
+        cmd.getErr().println(name + ": " + e.getMessage());
+        if (cmd.getCommandName().equals("rdma") && e instanceof CommandLine.UnmatchedArgumentException) {
+            cmd.getErr().println("Modes: " + String.join(", ", cmd.getSubcommands().keySet()) + ". Try 'rdma --help'.");
+        } else {
+            cmd.getErr().println("Try '" + name + " --help' for the options.");
+        }
+        return cmd.getCommandSpec().exitCodeOnInvalidInput();
+    }
+
+    /** The parsed value of a mode's integer option, or null for a command without it. */
+    private static Integer optionValue(CommandLine cmd, String name) {
+        CommandLine.Model.OptionSpec o = cmd.getCommandSpec().findOption(name);
+        return o == null ? null : o.getValue();
     }
 
     /** {@code rdma --version}: the version Maven wrote into rdma-version.properties, and the JVM it runs on. */

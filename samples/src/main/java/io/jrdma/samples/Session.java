@@ -63,7 +63,7 @@ final class Session implements AutoCloseable {
                 if (closedByThePeer(e)) {
                     out.println("client disconnected");  // it went while an operation of ours was posted (killed, say)
                 } else {
-                    err.println("rdma " + mode + ": " + Errors.describe(e));
+                    err.println("rdma " + mode + ": " + Errors.describe(e, options.timeoutSeconds, options.size));
                     status = 1;
                 }
             } finally {
@@ -101,7 +101,7 @@ final class Session implements AutoCloseable {
         out.printf("rdma %s: connected to %s:%d over %s%n", mode, options.server, options.port, options.transportName());
         c.onClose().subscribe(null, null, () -> {
             if (closing) return;
-            err.println("rdma " + mode + ": the server closed the connection");
+            err.println("rdma " + mode + ": the server closed the connection (it stopped, or failed: its output says which)");
             // not on this thread: it is the connection's poller, and exit waits for shutdown hooks
             Thread.ofPlatform().start(() -> System.exit(1));
         });
