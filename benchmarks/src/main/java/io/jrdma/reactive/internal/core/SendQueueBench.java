@@ -8,7 +8,6 @@ import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -84,7 +83,7 @@ public class SendQueueBench {
     @Setup(Level.Trial)
     public void setUp() {
         buffer = pool.tryAcquire();
-        queue = new SendQueue(DEPTH, (op, slot) -> lastSlot = slot, timer, Duration.ofSeconds(30), "bench");
+        queue = new SendQueue(DEPTH, 4, (op, slot) -> lastSlot = slot, timer, System::nanoTime, Duration.ofSeconds(30), "bench");
     }
 
     @TearDown(Level.Trial)
@@ -94,10 +93,9 @@ public class SendQueueBench {
         timer.dispose();
     }
 
-    /** What RdmaConnection.write does before the send queue: the Op and its gather list. */
+    /** What RdmaConnection.write returns: the operation, its own Mono. */
     private Mono<WorkCompletion> write() {
-        return Mono.defer(() -> queue.submit(new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(buffer, 0, 64))
-                .remote(remote, 0)));
+        return queue.operation(SendOpcode.RDMA_WRITE, buffer, 0, 64).remote(remote, 0);
     }
 
     @Benchmark

@@ -29,6 +29,7 @@ import io.jrdma.reactive.memory.MemoryDomain;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -127,8 +128,8 @@ public final class ConnectionCore implements Loop.Member {
         this.receivePool = receivePool;
         this.exposed = exposed;
         this.wr = SendWorkRequest.allocate(config.maxScatterGather());
-        this.sendQueue = new SendQueue(config.sendQueueDepth(), this::postSend, Schedulers.parallel(), config.operationTimeout(),
-                description);
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), this::postSend, Schedulers.parallel(),
+                System::nanoTime, config.operationTimeout(), description);
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
         this.observer = Observer.of(config, description, loop);
@@ -360,9 +361,17 @@ public final class ConnectionCore implements Loop.Member {
 
     // ------------------------------------------------------------------------------ operations
 
-    /** Queues {@code op} for a send credit (the caller checked its arguments). */
-    public Mono<WorkCompletion> submit(SendQueue.Op op) {
-        return sendQueue.submit(op);
+    /**
+     * An operation over {@code length} bytes at {@code offset} of {@code buffer}: queued for a send
+     * credit when subscribed, after the checks the NIC would otherwise make.
+     */
+    public SendQueue.Op operation(SendOpcode opcode, RegisteredBuffer buffer, long offset, int length) {
+        return sendQueue.operation(opcode, buffer, offset, length);
+    }
+
+    /** An operation over a gather/scatter list, read when subscribed. */
+    public SendQueue.Op operation(SendOpcode opcode, List<ScatterGatherElement> sges) {
+        return sendQueue.operation(opcode, sges);
     }
 
     public Mono<ReceivedMessage> receive() {
@@ -376,9 +385,14 @@ public final class ConnectionCore implements Loop.Member {
     /** The send queue's poster: one operation as the connection's single reusable WR. */
     private void postSend(SendQueue.Op op, int slot) {
         wr.reset().wrId(tag | slot).opcode(op.opcode);
-        for (int i = 0; i < op.sges.length; i++) {
-            var s = op.sges[i];
-            wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+        if (op.sges == null) {
+            RegisteredBuffer b = op.buffer;
+            wr.sge(0, b.address() + op.bufferOffset, op.bufferLength, b.lkey());
+        } else {
+            for (int i = 0; i < op.sges.length; i++) {
+                var s = op.sges[i];
+                wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+            }
         }
         int flags = SendFlags.SIGNALED;
         if (op.length <= maxInline && op.opcode != SendOpcode.RDMA_READ && !op.isAtomic()) flags |= SendFlags.INLINE;
