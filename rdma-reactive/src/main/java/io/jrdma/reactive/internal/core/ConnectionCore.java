@@ -429,6 +429,11 @@ public final class ConnectionCore implements Loop.Member {
         // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
         // successful one's vendor_err means nothing, and a provider need not write it into the reused array
         boolean success = status == WcStatus.IBV_WC_SUCCESS;
+        if (receive && success && completions.takesAtOnce()) {
+            // nobody watches completions(): the message is all a receive makes
+            received(wrId, wcs.opcode(i), wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i));
+            return;
+        }
         WcOpcode opcode = success ? wcs.opcode(i) : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
         completions.offer(new WorkCompletion(wrId, status, opcode, wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i),
                 wcs.qpNumber(i), success ? 0 : wcs.vendorError(i)));
@@ -450,15 +455,21 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
-        observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
-        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
-        if (!wc.isSuccess()) {
-            if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
-            buffer.release();  // posted again, or freed when closing
+        if (wc.isSuccess()) {
+            received(wc.wrId(), wc.opcode(), wc.byteLength(), wc.hasImmediate(), wc.immediate());
             return;
         }
+        observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
+        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
+        if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
+        buffer.release();  // posted again, or freed when closing
+    }
+
+    private void received(long wrId, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
+        observer.completed(opcode, WcStatus.IBV_WC_SUCCESS, wrId, byteLength, -1);
+        RegisteredBuffer buffer = srq != null ? srq.completed(wrId) : receiveQueue.completed((int) wrId);
         messagesHeld.incrementAndGet();
-        inbox.deliver(memory.message(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate(), messageReleased));
+        inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
     }
 
     private void onAsyncEvent(AsyncEvent e) {
