@@ -74,7 +74,9 @@ public final class SendQueue {
     private final Object lock = new Object();
     private final int[] freeSlots;
     private int freeTop;
-    private @Nullable Op head, tail;
+    /** Volatile for the drainer's look without the lock (an operation queued after that look drains itself). */
+    private volatile @Nullable Op head;
+    private @Nullable Op tail;
     private int waitingCount;
     private final AtomicInteger drainWip = new AtomicInteger();
     private final AtomicInteger posted = new AtomicInteger();
@@ -223,7 +225,7 @@ public final class SendQueue {
                 purge = false;
                 purgeAbandoned();
             }
-            while (true) {
+            while (head != null) {  // racy, and safe: whoever queues after this look calls drain() and bumps drainWip
                 Op op;
                 int slot = -1;
                 Throwable closedError = null;
