@@ -2,6 +2,7 @@ package io.jrdma.bench.alloc;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
@@ -9,6 +10,7 @@ import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -31,14 +33,14 @@ import reactor.core.publisher.Mono;
  * driven by reused subscribers (so the driver itself allocates nothing per operation beyond the
  * {@code Mono} each call returns, which the row includes). Bytes come from
  * {@code ThreadMXBean.getTotalThreadAllocatedBytes()} (all threads: caller, loops, timer), divided
- * by the operations. With {@code --histogram} (run under {@code -XX:+UseEpsilonGC}, which never
+ * by the operations; CPU per operation sums the CPU time of every thread of the JVM (both ends). With {@code --histogram} (run under {@code -XX:+UseEpsilonGC}, which never
  * frees anything) a class histogram of every object, reachable or not, is taken before and after
  * the measured operations: the objects per operation, and by class.
  *
  * <pre>
  * java -XX:TieredStopAtLevel=1 -XX:+UnlockExperimentalVMOptions -XX:+UseEpsilonGC -Xmx2g \
  *   -cp benchmarks.jar io.jrdma.bench.alloc.AllocBench [--ops 20000] [--in-flight 16] [--size 64] [--histogram]
- *   [--rows write,read,send,kotlin-write]
+ *   [--rows write,read,send,kotlin-write] [--polling ADAPTIVE|BUSY|EVENT]
  * </pre>
  */
 public final class AllocBench {
@@ -50,6 +52,7 @@ public final class AllocBench {
     public static void main(String[] args) throws Exception {
         int ops = 20_000, inFlight = 16, size = 64;
         boolean histogram = false;
+        PollingMode polling = PollingMode.ADAPTIVE;
         List<String> rows = List.of("write", "read", "send", "kotlin-write");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -58,15 +61,16 @@ public final class AllocBench {
                 case "--size" -> size = Integer.parseInt(args[++i]);
                 case "--histogram" -> histogram = true;
                 case "--rows" -> rows = List.of(args[++i].split(","));
+                case "--polling" -> polling = PollingMode.valueOf(args[++i]);
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
-        DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).queueDepth(64, 256)
+        DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).queueDepth(64, 256).pollingMode(polling)
                 .exposeBuffer((long) size * SLOTS, Access.REMOTE_READ, Access.REMOTE_WRITE).bind().block(TIMEOUT);
         Mono<RdmaConnection> acceptedLater = server.connections().next().cache();
         acceptedLater.subscribe();
         RdmaConnection client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
-                .queueDepth(64, 64).buffers(Math.max(size, 64), 8).connect().block(TIMEOUT);
+                .queueDepth(64, 64).buffers(Math.max(size, 64), 8).pollingMode(polling).connect().block(TIMEOUT);
         RdmaConnection accepted = acceptedLater.block(TIMEOUT);
         List<String> table = new ArrayList<>();
         try {
@@ -96,15 +100,16 @@ public final class AllocBench {
             client.close().block(TIMEOUT);
             server.dispose();
         }
-        System.out.printf(Locale.ROOT, "%nallocation per operation, %d B, %d in flight, %d operations per row (after as many warm-up)%n",
-                size, inFlight, ops);
-        System.out.printf(Locale.ROOT, "%-14s | %10s | %10s | %s%n", "operation", "bytes/op", "objects/op", "classes/op (most first)");
+        System.out.printf(Locale.ROOT, "%nallocation per operation, %d B, %d in flight, %s polling, %d operations per row (after as many warm-up)%n",
+                size, inFlight, polling, ops);
+        System.out.printf(Locale.ROOT, "%-14s | %10s | %10s | %11s | %s%n", "operation", "bytes/op", "objects/op", "cpu µs/op", "classes/op (most first)");
         table.forEach(System.out::println);
         System.out.println("(bytes: ThreadMXBean total over all threads, both ends; objects: class histogram of every object under"
-                + " Epsilon GC, '-' without --histogram; 'send' includes the server's receive and release)");
+                + " Epsilon GC, '-' without --histogram; cpu: user+system time of every thread of the JVM, both ends, per"
+                + " operation; 'send' includes the server's receive and release)");
     }
 
-    private record Measurement(long bytes, Map<String, long[]> classes) {
+    private record Measurement(long bytes, long cpuNanos, Map<String, long[]> classes) {
         String format(String row, int ops, Measurement warm) {
             String objects = "-", byClass = "";
             if (classes != null) {
@@ -115,7 +120,8 @@ public final class AllocBench {
                         .map(e -> String.format(Locale.ROOT, "%s %.2f", shortName(e.getKey()), (double) e.getValue()[0] / ops))
                         .reduce((a, b) -> a + ", " + b).orElse("");
             }
-            return String.format(Locale.ROOT, "%-14s | %10.1f | %10s | %s", row, (double) bytes / ops, objects, byClass);
+            return String.format(Locale.ROOT, "%-14s | %10.1f | %10s | %11.1f | %s", row, (double) bytes / ops, objects,
+                    cpuNanos / 1e3 / ops, byClass);
         }
     }
 
@@ -128,6 +134,7 @@ public final class AllocBench {
                                    int ops, int inFlight, boolean histogram, String row) throws Exception {
         String before = histogram ? histogram() : null;  // parsed after the run: parsing allocates
         long bytes0 = allocatedBytes();
+        long cpu0 = cpuNanos();
         if (op == null) {
             KotlinOps.INSTANCE.writeAwait(client, source, remote, size, ops, inFlight);
         } else {
@@ -135,8 +142,9 @@ public final class AllocBench {
             if (!d.done.await(TIMEOUT.toSeconds() * 10, TimeUnit.SECONDS)) throw new IllegalStateException(row + ": timed out");
             if (d.error != null) throw new IllegalStateException(row + " failed", d.error);
         }
+        long cpu = cpuNanos() - cpu0;
         long bytes = allocatedBytes() - bytes0;
-        if (!histogram) return new Measurement(bytes, null);
+        if (!histogram) return new Measurement(bytes, cpu, null);
         Map<String, long[]> after = parse(histogram());
         Map<String, long[]> start = parse(before);
         Map<String, long[]> diff = new HashMap<>();
@@ -144,11 +152,19 @@ public final class AllocBench {
             long[] b = start.getOrDefault(cls, new long[2]);
             if (c[0] > b[0]) diff.put(cls, new long[] {c[0] - b[0], c[1] - b[1]});
         });
-        return new Measurement(bytes, diff);
+        return new Measurement(bytes, cpu, diff);
     }
 
     private static long allocatedBytes() {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getTotalThreadAllocatedBytes();
+    }
+
+    /** CPU time of every live thread (the loops, the caller, the timer: none ends during a row). */
+    private static long cpuNanos() {
+        ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+        long sum = 0;
+        for (long id : threads.getAllThreadIds()) sum += Math.max(0, threads.getThreadCpuTime(id));
+        return sum;
     }
 
     /** The class histogram of every object in the heap, unreachable ones too. */
