@@ -31,6 +31,7 @@ import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -74,6 +75,8 @@ public final class ConnectionCore implements Loop.Member {
     private static final long RECEIVE = 1L << 63;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
+    /** The most work requests one ibv_post_send takes: rxe rings its doorbell (a system call) once per post. */
+    private static final int MAX_CHAIN = 16;
     /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
     private static final BufferPool NO_POOL = closedEmptyPool();
 
@@ -89,7 +92,11 @@ public final class ConnectionCore implements Loop.Member {
     private final int maxInline;
     private final Teardown teardown;
 
-    private final SendWorkRequest wr;  // only the send queue's single drainer touches it
+    /** Work requests for one post: one, or a chain. Only the send queue's single drainer touches them. */
+    private final SendWorkRequest[] chain;
+    private final int[] chainSlots;
+    private final SendOpcode[] chainOpcodes;  // for the observer, told once the chain is posted
+    private final long[] chainLengths;
     private final SendQueue sendQueue;
     private final ReceiveWorkRequest recvWr = ReceiveWorkRequest.allocate(1);  // guarded by the receive queue
     private final BufferPool receivePool;        // null with an SRQ
@@ -127,9 +134,15 @@ public final class ConnectionCore implements Loop.Member {
         this.srq = b.srq;
         this.receivePool = receivePool;
         this.exposed = exposed;
-        this.wr = SendWorkRequest.allocate(config.maxScatterGather());
-        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), this::postSend, Schedulers.parallel(),
-                System::nanoTime, config.operationTimeout(), description);
+        int chainLength = Math.min(config.sendQueueDepth(), MAX_CHAIN);
+        this.chain = new SendWorkRequest[chainLength];
+        Arena wrMemory = Arena.ofAuto();
+        for (int k = 0; k < chainLength; k++) chain[k] = SendWorkRequest.allocate(wrMemory, config.maxScatterGather());
+        this.chainSlots = new int[chainLength];
+        this.chainOpcodes = new SendOpcode[chainLength];
+        this.chainLengths = new long[chainLength];
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), new Poster(), Schedulers.parallel(),
+                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this));
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
         this.observer = Observer.of(config, description, loop);
@@ -382,8 +395,58 @@ public final class ConnectionCore implements Loop.Member {
         return completions.flux();
     }
 
-    /** The send queue's poster: one operation as the connection's single reusable WR. */
-    private void postSend(SendQueue.Op op, int slot) {
+    /** The send queue's poster: one operation as one WR, or several as one chain, in reusable WRs. */
+    private final class Poster implements SendQueue.Poster {
+        @Override
+        public void post(SendQueue.Op op, int slot) {
+            encode(chain[0], op, slot);
+            qp.postSend(chain[0]);
+            observer.posted(op.opcode, slot, op.length);
+        }
+
+        @Override
+        public int maxChain() {
+            return chain.length;
+        }
+
+        @Override
+        public void chain(SendQueue.Op op, int slot, int index) {
+            encode(chain[index], op, slot);
+            if (index > 0) chain[index - 1].next(chain[index]);
+            chainSlots[index] = slot;
+            chainOpcodes[index] = op.opcode;
+            chainLengths[index] = op.length;
+        }
+
+        @Override
+        public int postChain(int count, RuntimeException[] failure) {
+            int postedUpTo = count;
+            try {
+                qp.postSend(chain[0]);
+            } catch (IllegalStateException closedQp) {  // refused before the call: nothing was posted
+                failure[0] = closedQp;
+                postedUpTo = 0;
+            } catch (RuntimeException e) {
+                failure[0] = e;
+                postedUpTo = 0;
+                long bad = qp.failedSendWrId();  // ibv_post_send's bad_wr: the WRs before it were posted
+                for (int k = 0; k < count; k++) {
+                    if (bad == (tag | chainSlots[k])) postedUpTo = k;
+                }
+            }
+            for (int k = 0; k < postedUpTo; k++) observer.posted(chainOpcodes[k], chainSlots[k], chainLengths[k]);
+            return postedUpTo;
+        }
+    }
+
+    /** A poll batch of the loop is done: the posts deferred during it go out, as one chain. */
+    @Override
+    public void afterBatch() {
+        sendQueue.drain();
+    }
+
+    /** {@code op} as work request {@code slot} in {@code wr}, whose chain ends here. */
+    private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
         wr.reset().wrId(tag | slot).opcode(op.opcode);
         if (op.sges == null) {
             RegisteredBuffer b = op.buffer;
@@ -407,8 +470,6 @@ public final class ConnectionCore implements Loop.Member {
             postedBytes[slot] = op.length;
             if (postedAt != null) postedAt[slot] = System.nanoTime();
         }
-        qp.postSend(wr);
-        observer.posted(op.opcode, slot, op.length);
     }
 
     /** The receive queue's poster, called under its lock. */
@@ -526,8 +587,10 @@ public final class ConnectionCore implements Loop.Member {
         close.disconnected();
         loop.execute(completions::close);  // held completions are taken now, later ones as they come
         loop.drain(this);
-        // user code runs in these signals: after the loop was told, so it never waits for them
-        sendQueue.drain();  // fails the posts that were waiting for credit
+        // fails the posts that were waiting for credit, on the loop like every other signal of the
+        // connection: in order with the flushes, never at the same time from a second thread (a
+        // flatMap over several operations then sees two errors at once: a CompositeException)
+        loop.execute(sendQueue::drain);
         // the inbox stays open until destroy(): a message that completed before the QP went to ERR
         // is still in the CQ, and its receiver must get it before the closure
     }

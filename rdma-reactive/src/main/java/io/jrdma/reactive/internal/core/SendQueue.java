@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -44,6 +45,13 @@ import reactor.core.scheduler.Scheduler;
  * <li>whoever moves an operation out of the waiting phase owns the release of its buffers: the
  *     drainer that posts it (released at the completion), or the canceller, timer or closer that
  *     abandons it (released at once); so nothing is released twice;</li>
+ * <li>what one drainer pass takes is posted as one chain of work requests, in FIFO order; when the
+ *     provider refuses the chain from one work request on ({@code ibv_post_send}'s {@code bad_wr}),
+ *     the ones before it were posted, and each refused one fails alone, giving back its credit and
+ *     buffers;</li>
+ * <li>a drain may be deferred only to a drain that is certain to come: the loop defers the drains
+ *     started while it dispatches a poll batch to the batch's end, so the posts the batch's
+ *     completions made possible go out as one chain, with one doorbell;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
  *     a completion that arrives before the subscriber requested waits for the request;</li>
  * <li>an operation ({@link Op}) is its own {@code Mono}, its first subscriber's {@code Subscription}
@@ -55,9 +63,33 @@ import reactor.core.scheduler.Scheduler;
  * </ul>
  */
 public final class SendQueue {
-    /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
+    /**
+     * Turns operations into {@code ibv_post_send}: one at a time ({@link #post}), or, when the
+     * drainer takes several in one pass, as one chain of work requests posted with one call.
+     */
     interface Poster {
+        /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
         void post(Op op, int slot);
+
+        /** The longest chain {@link #postChain} takes; 1: no chains. */
+        default int maxChain() {
+            return 1;
+        }
+
+        /** Makes {@code op} work request {@code index} of the next chain, with wr_id {@code slot}. */
+        default void chain(Op op, int slot, int index) {
+            throw new UnsupportedOperationException();
+        }
+
+        /**
+         * Posts the first {@code count} chained work requests with one call.
+         *
+         * @return {@code count} if all were posted, else the index of the first that was not (those
+         *         before it were posted); {@code failure} then holds the error
+         */
+        default int postChain(int count, RuntimeException[] failure) {
+            throw new UnsupportedOperationException();
+        }
     }
 
     private final Poster poster;
@@ -88,10 +120,16 @@ public final class SendQueue {
     private final Runnable sweep = this::sweep;
     private volatile @Nullable Supplier<? extends Throwable> closed;
     private volatile @Nullable Throwable closeCause;
+    /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
+    private final BooleanSupplier deferDrain;
+    // the drainer's, for a chain: what it took in one pass
+    private final Op[] chainOps;
+    private final int[] chainSlots;
+    private final RuntimeException[] chainFailure = new RuntimeException[1];
 
     /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
     SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
-        this(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection);
+        this(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection, () -> false);
     }
 
     /**
@@ -100,6 +138,21 @@ public final class SendQueue {
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
               String connection) {
+        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, () -> false);
+    }
+
+    /**
+     * @param deferDrain asked by each drainer first: true when a later {@link #drain()} is certain
+     *                   (the loop defers a drain started while it dispatches a poll batch to the
+     *                   batch's end, so the posts the batch's completions and signals freed go
+     *                   out as one chain)
+     */
+    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
+              String connection, BooleanSupplier deferDrain) {
+        this.deferDrain = deferDrain;
+        int chain = Math.max(1, Math.min(depth, poster.maxChain()));
+        this.chainOps = new Op[chain];
+        this.chainSlots = new int[chain];
         this.poster = poster;
         this.timer = timer;
         this.clock = clock;
@@ -215,9 +268,12 @@ public final class SendQueue {
      * Posts waiting operations while credits last. One thread drains at a time (whoever finds the
      * work-in-progress counter at zero), so the poster needs no lock and only the drainer removes
      * operations from the queue. An operation moves to the in-flight table and off the queue in one
-     * step under the lock, before its post (the completion can beat the post's return).
+     * step under the lock, before its post (the completion can beat the post's return). What one
+     * pass takes (up to the poster's chain length) is posted with one call, in FIFO order.
      */
     public void drain() {
+        if (head == null && !purge && drainWip.get() == 0) return;  // nothing to post: not even a deferral
+        if (deferDrain.getAsBoolean()) return;
         if (drainWip.getAndIncrement() != 0) return;
         int missed = 1;
         do {
@@ -226,44 +282,65 @@ public final class SendQueue {
                 purgeAbandoned();
             }
             while (head != null) {  // racy, and safe: whoever queues after this look calls drain() and bumps drainWip
-                Op op;
-                int slot = -1;
-                Throwable closedError = null;
+                int taken = 0;
+                Op failedOnClose = null;
                 // set before looking at closed, cleared only after the post: the closer sets closed,
                 // then awaitNoPoster() reads posting, so one of the two sees the other
                 posting = true;
                 Supplier<? extends Throwable> c = closed;
                 synchronized (lock) {
-                    while ((op = head) != null && op.isAbandoned()) unlinkHead();  // its abandoner released its buffers
-                    if (op == null) break;
-                    if (c != null) {
+                    Op op;
+                    while (taken < chainOps.length && (op = head) != null) {
+                        if (op.isAbandoned()) {  // its abandoner released its buffers
+                            unlinkHead();
+                            continue;
+                        }
+                        if (c != null) {
+                            unlinkHead();
+                            failedOnClose = op;
+                            break;
+                        }
+                        if (freeTop == 0) break;  // no credit
                         unlinkHead();
-                    } else if (freeTop == 0) {
-                        op = null;
-                    } else if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
-                        unlinkHead();
-                        continue;
-                    } else {
-                        slot = freeSlots[--freeTop];
-                        inFlight.set(slot, op);  // before the post, and before it leaves the queue (the sweep must see it)
-                        posted.incrementAndGet();
-                        unlinkHead();
+                        if (!op.startPosting()) continue;  // abandoned just now, and released by its abandoner
+                        int slot = freeSlots[--freeTop];
+                        inFlight.set(slot, op);  // before the post; under the lock, so the sweep sees it here or in the queue
+                        chainOps[taken] = op;
+                        chainSlots[taken++] = slot;
                     }
                 }
-                if (op == null) break;  // no credit
-                if (c != null) {
+                if (failedOnClose != null) {
                     posting = false;
-                    if (op.abandonWaiting()) {
-                        op.release();  // never posted: the NIC never had these buffers
-                        op.fail(c.get());
+                    if (failedOnClose.abandonWaiting()) {
+                        failedOnClose.release();  // never posted: the NIC never had these buffers
+                        failedOnClose.fail(c.get());
                     }
                     continue;
                 }
-                postNow(op, slot);
+                if (taken == 0) break;  // no credit, or nothing but abandoned operations
+                posted.addAndGet(taken);
+                if (taken == 1) postNow(chainOps[0], chainSlots[0]);
+                else postChain(taken);
+                for (int k = 0; k < taken; k++) chainOps[k] = null;
             }
             posting = false;
             missed = drainWip.addAndGet(-missed);
         } while (missed != 0);
+    }
+
+    private void postChain(int count) {
+        int postedUpTo;
+        try {
+            for (int k = 0; k < count; k++) poster.chain(chainOps[k], chainSlots[k], k);
+            postedUpTo = poster.postChain(count, chainFailure);
+        } catch (RuntimeException e) {
+            chainFailure[0] = e;
+            postedUpTo = 0;
+        }
+        posting = false;
+        RuntimeException e = chainFailure[0];
+        chainFailure[0] = null;
+        for (int k = postedUpTo; k < count; k++) notPosted(chainOps[k], chainSlots[k], e);
     }
 
     /** Under the lock. */
@@ -300,13 +377,18 @@ public final class SendQueue {
             posting = false;
         } catch (RuntimeException e) {
             posting = false;
-            inFlight.set(slot, null);
-            posted.decrementAndGet();
-            returnSlot(slot);
-            op.release();
-            Supplier<? extends Throwable> c = closed;
-            op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
+            notPosted(op, slot, e);
         }
+    }
+
+    /** The provider refused {@code op}'s work request: its credit and buffers come back, and it fails alone. */
+    private void notPosted(Op op, int slot, RuntimeException e) {
+        inFlight.set(slot, null);
+        posted.decrementAndGet();
+        returnSlot(slot);
+        op.release();
+        Supplier<? extends Throwable> c = closed;
+        op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
     }
 
     /**

@@ -23,6 +23,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import io.jrdma.reactive.memory.ScatterGatherElement;
@@ -379,7 +381,7 @@ class SendQueueTest {
 
     @Test
     void anArgumentTheNicWouldRefuseFailsTheSubscriberAndPostsNothing() {
-        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(java.util.concurrent.TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
         StepVerifier.create(q.operation(SendOpcode.SEND, b, 60, 8)).expectError(IndexOutOfBoundsException.class).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(b, 0, 8), ScatterGatherElement.of(b, 8, 8))))
@@ -388,5 +390,103 @@ class SendQueueTest {
         StepVerifier.create(q.operation(SendOpcode.RDMA_READ, List.of())).expectError(IllegalArgumentException.class).verify(Duration.ofSeconds(5));
         assertEquals(List.of(), posted);
         assertEquals(1, b.refCount());
+    }
+
+    /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
+    private final class ChainingPoster implements SendQueue.Poster {
+        final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();
+        private final List<SendQueue.Op> pending = new ArrayList<>();
+        private final List<Integer> pendingSlots = new ArrayList<>();
+        int refuseFrom = Integer.MAX_VALUE;
+
+        @Override
+        public void post(SendQueue.Op op, int slot) {
+            chains.add(List.of(op));
+            posted.add(op);
+            slots.add(slot);
+        }
+
+        @Override
+        public int maxChain() {
+            return 4;
+        }
+
+        @Override
+        public void chain(SendQueue.Op op, int slot, int index) {
+            assertEquals(pending.size(), index, "chained in order");
+            pending.add(op);
+            pendingSlots.add(slot);
+        }
+
+        @Override
+        public int postChain(int count, RuntimeException[] failure) {
+            int accepted = Math.min(count, refuseFrom);
+            chains.add(List.copyOf(pending.subList(0, accepted)));
+            posted.addAll(pending.subList(0, accepted));
+            slots.addAll(pendingSlots.subList(0, accepted));
+            pending.clear();
+            pendingSlots.clear();
+            if (accepted < count) failure[0] = new VerbsException("ibv_post_send(QP 0x11)", 22);
+            return accepted;
+        }
+    }
+
+    @Test
+    void creditsFreedWhileTheLoopDispatchesABatchArePostedAfterItAsOneChainInFifoOrder() {
+        AtomicBoolean batch = new AtomicBoolean();
+        ChainingPoster nic = new ChainingPoster();
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
+        assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "outside a batch: posted one by one");
+        assertEquals(3, q.waiting());
+
+        batch.set(true);  // the loop dispatches a poll batch: both completions, each freeing a credit
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, signals.get(0).size(), "the Monos are signalled in the batch");
+        assertEquals(2, nic.chains.size(), "but nothing is posted during it");
+        assertEquals(2, q.availableCredits());
+
+        batch.set(false);
+        q.drain();  // the loop's afterBatch
+        assertEquals(List.of(ops.get(2), ops.get(3)), nic.chains.get(2), "one chain, oldest first, as many as credits");
+        assertEquals(1, q.waiting());
+        q.complete(slots.get(2), wc(slots.get(2), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(ops.get(4)), nic.chains.get(3));
+        q.complete(slots.get(3), wc(slots.get(3), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(4), wc(slots.get(4), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(1, b.refCount());
+        signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
+    }
+
+    @Test
+    void aChainTheProviderRefusesFromOneWorkRequestOnFailsOnlyThoseWhichGiveBackCreditsAndBuffers() {
+        AtomicBoolean batch = new AtomicBoolean(true);
+        ChainingPoster nic = new ChainingPoster();
+        nic.refuseFrom = 2;  // ibv_post_send's bad_wr: the third
+        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        List<RegisteredBuffer> buffers = List.of(pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire());
+        List<List<Object>> signals = buffers.stream().map(b -> subscribe(send(q, b))).toList();
+        assertEquals(List.of(), nic.chains, "deferred");
+
+        batch.set(false);
+        q.drain();
+        assertEquals(1, nic.chains.size());
+        assertEquals(2, nic.chains.get(0).size(), "the provider took the first two");
+        for (int k = 2; k < 4; k++) {
+            assertInstanceOf(VerbsException.class, signals.get(k).get(0), "refused: " + signals.get(k));
+            assertEquals(1, buffers.get(k).refCount(), "a refused work request gives its buffer back");
+        }
+        assertEquals(2, q.availableCredits(), "and its credit");
+        assertEquals(List.of(), signals.get(0));
+        assertEquals(2, buffers.get(0).refCount(), "a posted one keeps its buffer until its completion");
+
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, signals.get(1).size());
+        assertEquals(1, buffers.get(1).refCount());
+        assertEquals(4, q.availableCredits());
     }
 }
