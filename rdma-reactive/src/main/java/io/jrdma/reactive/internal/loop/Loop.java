@@ -59,6 +59,10 @@ public final class Loop implements Executor {
         /** Something went wrong while dispatching to it: close it. */
         void fail(Throwable error);
 
+        /** The poll batch in which it asked {@link #deferToBatchEnd} is dispatched (loop thread). */
+        default void afterBatch() {
+        }
+
         PollingMode pollingMode();
     }
 
@@ -103,6 +107,8 @@ public final class Loop implements Executor {
     // loop thread only
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
     private final List<Member> draining = new ArrayList<>();
+    private boolean dispatching;
+    private final List<Member> afterBatch = new ArrayList<>();
     private final Map<LoopDevice, Integer> channelSlots = new HashMap<>();
     private final Map<DeviceDomain, Integer> asyncSlots = new HashMap<>();
 
@@ -328,13 +334,46 @@ public final class Loop implements Executor {
 
     private int pollAll() {
         int total = 0;
-        for (LoopCq c : cqs) {
-            int n = c.cq.poll(wcs, POLL_BATCH);
-            for (int i = 0; i < n; i++) dispatch(c.device.members, i);
-            total += n;
+        dispatching = true;
+        try {
+            for (LoopCq c : cqs) {
+                int n = c.cq.poll(wcs, POLL_BATCH);
+                for (int i = 0; i < n; i++) dispatch(c.device.members, i);
+                total += n;
+            }
+        } finally {
+            dispatching = false;
         }
+        if (!afterBatch.isEmpty()) runAfterBatch();
         if (total > 0) completions.addAndGet(total);
         return total;
+    }
+
+    /**
+     * Called by a member on the loop thread: if the loop is dispatching a poll batch, the member's
+     * {@link Member#afterBatch()} runs once when the batch is done, and this returns true. A
+     * connection defers its posts so: what a batch's completions free (credits, and the next
+     * operations their subscribers start) goes to the NIC as one chain, one doorbell.
+     */
+    public boolean deferToBatchEnd(Member member) {
+        if (!dispatching || Thread.currentThread() != thread) return false;
+        // a repeat of the last (the common case: one connection's completions in a row) is dropped; an
+        // interleaved repeat runs twice, which finds nothing more to post
+        if (afterBatch.isEmpty() || afterBatch.getLast() != member) afterBatch.add(member);
+        return true;
+    }
+
+    private void runAfterBatch() {
+        for (int i = 0; i < afterBatch.size(); i++) {
+            Member m = afterBatch.get(i);
+            try {
+                m.afterBatch();
+            } catch (Throwable t) {
+                LOG.log(Level.ERROR, "posting after a poll batch on " + name + " failed; closing its connection", t);
+                m.fail(t);
+            }
+        }
+        afterBatch.clear();
     }
 
     private void dispatch(QpTable<Member> members, int i) {
