@@ -7,6 +7,7 @@ import kotlinx.coroutines.reactor.ReactorContext
 import kotlinx.coroutines.suspendCancellableCoroutine
 import org.reactivestreams.Subscription
 import reactor.core.CoreSubscriber
+import io.jrdma.reactive.WorkCompletion
 import reactor.core.publisher.Mono
 import reactor.util.context.Context
 
@@ -92,3 +93,16 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
         if (!seen) cont.resumeWithException(NoSuchElementException("the Mono completed without a value"))
     }
 }
+
+/**
+ * [awaitOne] for the Monos of work requests, not generic on purpose: a call to a generic suspend
+ * function returns `Any?` and its caller casts the result, and a cast after the call makes the
+ * caller's body more than a tail call, so each `xxxAwait` compiled to a continuation object of its
+ * own (and a new intercepted continuation for it) per call. Returning exactly [WorkCompletion], the
+ * `xxxAwait` functions pass their caller's continuation straight through: per operation the Kotlin
+ * API adds the cancellable continuation (kotlinx's `CancellableContinuationImpl`, with the
+ * `ChildContinuation`, cancel handler and completed state it keeps) and one [MonoAwaiter].
+ */
+@PublishedApi
+internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }

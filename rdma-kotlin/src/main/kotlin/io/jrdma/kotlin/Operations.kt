@@ -22,41 +22,41 @@ import io.jrdma.reactive.WorkCompletion
 // posted, and a posted one keeps its buffer until its completion arrives, exactly as in rdma-reactive.
 
 /** SENDs a copy of [bytes] into the peer's next posted receive. */
-public suspend fun RdmaConnection.sendAwait(bytes: ByteArray): WorkCompletion = send(bytes).awaitOne()
+public suspend fun RdmaConnection.sendAwait(bytes: ByteArray): WorkCompletion = send(bytes).awaitCompletion()
 
 /** SENDs [text] as UTF-8. */
-public suspend fun RdmaConnection.sendAwait(text: String): WorkCompletion = send(text).awaitOne()
+public suspend fun RdmaConnection.sendAwait(text: String): WorkCompletion = send(text).awaitCompletion()
 
 /** SENDs `[offset, offset + length)` of [buffer] without copying. */
 public suspend fun RdmaConnection.sendAwait(
     buffer: RegisteredBuffer, offset: Long = 0, length: Int = Math.toIntExact(buffer.capacity() - offset),
-): WorkCompletion = send(buffer, offset, length).awaitOne()
+): WorkCompletion = send(buffer, offset, length).awaitCompletion()
 
 /** SEND_WITH_IMM of `[offset, offset + length)` of [buffer]; the receiver sees [immediate] too. */
 public suspend fun RdmaConnection.sendWithImmediateAwait(
     buffer: RegisteredBuffer, offset: Long, length: Int, immediate: Int,
-): WorkCompletion = sendWithImmediate(buffer, offset, length, immediate).awaitOne()
+): WorkCompletion = sendWithImmediate(buffer, offset, length, immediate).awaitCompletion()
 
 /** RDMA WRITE of a copy of [bytes] into [target] at [targetOffset]. */
 public suspend fun RdmaConnection.writeAwait(
     bytes: ByteArray, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = write(bytes, target, targetOffset).awaitOne()
+): WorkCompletion = write(bytes, target, targetOffset).awaitCompletion()
 
 /** RDMA WRITE of `[sourceOffset, sourceOffset + length)` of [source] into [target] at [targetOffset], without copying. */
 public suspend fun RdmaConnection.writeAwait(
     source: RegisteredBuffer, sourceOffset: Long, length: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = write(source, sourceOffset, length, target, targetOffset).awaitOne()
+): WorkCompletion = write(source, sourceOffset, length, target, targetOffset).awaitCompletion()
 
 /** RDMA WRITE_WITH_IMM of a copy of [bytes]: the data lands in [target] and the peer's next receive completes with [immediate]. */
 public suspend fun RdmaConnection.writeWithImmediateAwait(
     bytes: ByteArray, immediate: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = writeWithImmediate(bytes, target, targetOffset, immediate).awaitOne()
+): WorkCompletion = writeWithImmediate(bytes, target, targetOffset, immediate).awaitCompletion()
 
 /** RDMA WRITE_WITH_IMM of `[sourceOffset, sourceOffset + length)` of [source], without copying. */
 public suspend fun RdmaConnection.writeWithImmediateAwait(
     source: RegisteredBuffer, sourceOffset: Long, length: Int, immediate: Int,
     target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = writeWithImmediate(source, sourceOffset, length, target, targetOffset, immediate).awaitOne()
+): WorkCompletion = writeWithImmediate(source, sourceOffset, length, target, targetOffset, immediate).awaitCompletion()
 
 /** RDMA READ of [length] bytes at [sourceOffset] of the peer's memory, returned as a copy. */
 public suspend fun RdmaConnection.readAwait(
@@ -66,29 +66,29 @@ public suspend fun RdmaConnection.readAwait(
 /** RDMA READ of [length] bytes at [sourceOffset] of [source] into [destination] at [destinationOffset], without copying. */
 public suspend fun RdmaConnection.readAwait(
     source: RemoteBuffer, sourceOffset: Long, length: Int, destination: RegisteredBuffer, destinationOffset: Long = 0,
-): WorkCompletion = read(source, sourceOffset, length, destination, destinationOffset).awaitOne()
+): WorkCompletion = read(source, sourceOffset, length, destination, destinationOffset).awaitCompletion()
 
 /** SENDs the [gather] list's bytes, in order, as one message. */
-public suspend fun RdmaConnection.sendAwait(gather: List<ScatterGatherElement>): WorkCompletion = send(gather).awaitOne()
+public suspend fun RdmaConnection.sendAwait(gather: List<ScatterGatherElement>): WorkCompletion = send(gather).awaitCompletion()
 
 /** RDMA WRITE of the [gather] list's bytes, in order, to one contiguous range of [target] from [targetOffset]. */
 public suspend fun RdmaConnection.writeAwait(
     gather: List<ScatterGatherElement>, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = write(gather, target, targetOffset).awaitOne()
+): WorkCompletion = write(gather, target, targetOffset).awaitCompletion()
 
 /** SEND_WITH_IMM of the [gather] list's bytes, in order, as one message; the receiver sees [immediate] too. */
 public suspend fun RdmaConnection.sendWithImmediateAwait(gather: List<ScatterGatherElement>, immediate: Int): WorkCompletion =
-    sendWithImmediate(gather, immediate).awaitOne()
+    sendWithImmediate(gather, immediate).awaitCompletion()
 
 /** RDMA WRITE_WITH_IMM of the [gather] list's bytes, in order, to [target] from [targetOffset]; the peer's next receive completes with [immediate]. */
 public suspend fun RdmaConnection.writeWithImmediateAwait(
     gather: List<ScatterGatherElement>, immediate: Int, target: RemoteBuffer = remoteBuffer(), targetOffset: Long = 0,
-): WorkCompletion = writeWithImmediate(gather, target, targetOffset, immediate).awaitOne()
+): WorkCompletion = writeWithImmediate(gather, target, targetOffset, immediate).awaitCompletion()
 
 /** RDMA READ of one contiguous range of [source] from [sourceOffset], scattered in order over [scatter]. */
 public suspend fun RdmaConnection.readAwait(
     scatter: List<ScatterGatherElement>, source: RemoteBuffer = remoteBuffer(), sourceOffset: Long = 0,
-): WorkCompletion = read(source, sourceOffset, scatter).awaitOne()
+): WorkCompletion = read(source, sourceOffset, scatter).awaitCompletion()
 
 /** Atomic compare-and-swap of the 8-byte word at [offset] of [target]; returns the word's previous value. */
 public suspend fun RdmaConnection.compareAndSwapAwait(

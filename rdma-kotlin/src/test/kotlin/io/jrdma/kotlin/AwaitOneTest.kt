@@ -11,6 +11,9 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.assertThrows
+import io.jrdma.ffm.WcOpcode
+import io.jrdma.ffm.WcStatus
+import io.jrdma.reactive.WorkCompletion
 import reactor.core.publisher.Mono
 import reactor.util.context.Context
 
@@ -46,5 +49,15 @@ class AwaitOneTest {
             Mono.deferContextual { Mono.just(it.get<String>("tenant")) }.awaitOne()
         }
         assertEquals("a", seen)
+    }
+
+    @Test
+    fun `the operations' form returns the completion and cancels like the generic one`() = runTest {
+        val wc = WorkCompletion(7, WcStatus.IBV_WC_SUCCESS, WcOpcode.RDMA_WRITE, 64, false, 0, 0x11, 0)
+        assertEquals(wc, Mono.just(wc).awaitCompletion())
+        val cancelled = AtomicInteger()
+        val waiting = async(start = CoroutineStart.UNDISPATCHED) { Mono.never<WorkCompletion>().doOnCancel { cancelled.incrementAndGet() }.awaitCompletion() }
+        waiting.cancelAndJoin()
+        assertEquals(1, cancelled.get())
     }
 }
