@@ -51,7 +51,13 @@ public final class HandOff<T> extends Mono<T> {
 
     private static final class Inner<T> extends AtomicInteger implements Subscription, Waiter<T> {
         private static final int NEW = 0, WAITING = 1, DONE = 2, CANCELLED = 3;
-        private final CoreSubscriber<? super T> actual;
+        /**
+         * Dropped once signalled: a producer may keep its waiter as long as what it produced lives
+         * (a connection's setup does), and the subscriber (a block(), say) would keep the value
+         * reachable with it, hiding a leak of the value from the leak detector. Only the thread
+         * that moved the state to DONE touches it from then on.
+         */
+        private CoreSubscriber<? super T> actual;
         private final HandOff<T> parent;
 
         Inner(CoreSubscriber<? super T> actual, HandOff<T> parent) {
@@ -62,7 +68,8 @@ public final class HandOff<T> extends Mono<T> {
         @Override
         public void request(long n) {
             if (!Operators.validate(n)) {
-                fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), actual.currentContext()));
+                CoreSubscriber<? super T> a = actual;
+                if (a != null) fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), a.currentContext()));
                 return;
             }
             if (compareAndSet(NEW, WAITING)) parent.register.accept(this);
@@ -78,15 +85,21 @@ public final class HandOff<T> extends Mono<T> {
         @Override
         public boolean offer(T value) {
             if (!compareAndSet(WAITING, DONE)) return false;
-            actual.onNext(value);
-            actual.onComplete();
+            CoreSubscriber<? super T> a = actual;
+            actual = null;
+            a.onNext(value);
+            a.onComplete();
             return true;
         }
 
         @Override
         public void fail(Throwable error) {
             int s = get();
-            if ((s == NEW || s == WAITING) && compareAndSet(s, DONE)) actual.onError(error);
+            if ((s == NEW || s == WAITING) && compareAndSet(s, DONE)) {
+                CoreSubscriber<? super T> a = actual;
+                actual = null;
+                a.onError(error);
+            }
         }
     }
 }

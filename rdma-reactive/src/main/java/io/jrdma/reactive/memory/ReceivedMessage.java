@@ -1,7 +1,9 @@
 package io.jrdma.reactive.memory;
 
+import io.jrdma.reactive.internal.Leaks;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message that arrived in one of the connection's posted receive buffers (a SEND, or the
@@ -17,6 +19,7 @@ public final class ReceivedMessage implements AutoCloseable {
     private final int immediate;
     private final AtomicBoolean released = new AtomicBoolean();
     private final Runnable onRelease;
+    private volatile @Nullable MessageLeak leak;  // only with leak detection on
 
     ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
         this.buffer = buffer;
@@ -47,6 +50,8 @@ public final class ReceivedMessage implements AutoCloseable {
      * @return the receive buffer, owned by this message: its first {@link #length()} bytes are the message
      */
     public RegisteredBuffer buffer() {
+        MessageLeak l = leak;
+        if (l != null) l.bufferTaken = true;
         return buffer;
     }
 
@@ -74,9 +79,56 @@ public final class ReceivedMessage implements AutoCloseable {
      * flight. Idempotent.
      */
     public void release() {
+        MessageLeak l = leak;
+        if (l != null) l.close();
+        release(released, buffer, onRelease);
+    }
+
+    private static void release(AtomicBoolean released, RegisteredBuffer buffer, Runnable onRelease) {
         if (released.compareAndSet(false, true)) {
             buffer.release();
             onRelease.run();
+        }
+    }
+
+    /** Leak detection: from its delivery to the application, through {@code connection}'s receive() called at {@code site}. */
+    void track(Leaks.Site site, String connection) {
+        if (leak == null && !released.get()) leak = new MessageLeak(this, site, connection);
+    }
+
+    /**
+     * A delivered message nobody released: released now if its buffer was never taken (its bytes
+     * were only reachable through the message, by copy, and nothing was posted from the buffer),
+     * else only reported, since the application may still read the buffer.
+     */
+    private static final class MessageLeak extends Leaks.Tracker {
+        private final String description;
+        private final AtomicBoolean released;
+        private final RegisteredBuffer buffer;
+        private final Runnable onRelease;
+        volatile boolean bufferTaken;
+
+        MessageLeak(ReceivedMessage m, Leaks.Site site, String connection) {
+            super(m, site);
+            this.description = m + " received on " + connection;
+            this.released = m.released;
+            this.buffer = m.buffer;
+            this.onRelease = m.onRelease;
+        }
+
+        @Override
+        protected Leaks.@Nullable Leak leaked() {
+            if (released.get()) return null;
+            if (bufferTaken) {
+                return new Leaks.Leak(description, "became unreachable without being released",
+                        "Not released by the leak detector: its buffer() was taken and may still be read. The receive buffer stays"
+                                + " out of the receive queue (one credit less for the peer) and registered after the connection closes;"
+                                + " release every message, also on errors and cancellation");
+            }
+            release(released, buffer, onRelease);
+            return new Leaks.Leak(description, "became unreachable without being released",
+                    "Released by the leak detector, back to the receive queue (its buffer() was never taken, so nothing can read"
+                            + " it); release every message, also on errors and cancellation");
         }
     }
 
