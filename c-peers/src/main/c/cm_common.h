@@ -178,8 +178,11 @@ PEER_API const char *cm_peer(struct cm_conn *c, char *buf, size_t size)
 	return format_address(rdma_get_peer_addr(c->id), buf, size);
 }
 
-/* Destroys everything but the caller's MRs, which must be deregistered first. */
-PEER_API void cm_destroy(struct cm_conn *c)
+/*
+ * Destroys one connection's QP, CQ, completion channel, PD and id (the caller's MRs must be
+ * deregistered first); a listener keeps listening, and its next request gets new ones.
+ */
+PEER_API void cm_release(struct cm_conn *c)
 {
 	int ret;
 
@@ -193,6 +196,16 @@ PEER_API void cm_destroy(struct cm_conn *c)
 		die_ret("ibv_dealloc_pd", ret);
 	if (c->id && rdma_destroy_id(c->id))
 		die_errno("rdma_destroy_id");
+	c->id = NULL;
+	c->cq = NULL;
+	c->cc = NULL;
+	c->pd = NULL;
+}
+
+/* Destroys everything but the caller's MRs, which must be deregistered first. */
+PEER_API void cm_destroy(struct cm_conn *c)
+{
+	cm_release(c);
 	if (c->listen_id && rdma_destroy_id(c->listen_id))
 		die_errno("rdma_destroy_id (listener)");
 	rdma_destroy_event_channel(c->ch);
