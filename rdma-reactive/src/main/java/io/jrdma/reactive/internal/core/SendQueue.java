@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Supplier;
+import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Scheduler;
@@ -62,6 +63,8 @@ public final class SendQueue {
     private volatile boolean purge;
     /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
     private final AtomicBoolean sweepArmed = new AtomicBoolean();
+    /** The armed sweep, cancelled at destroy: until its deadline it keeps the queue, and the connection, reachable. */
+    private volatile Disposable sweepTask;
     private volatile Supplier<? extends Throwable> closed;
     private volatile Throwable closeCause;
 
@@ -96,7 +99,7 @@ public final class SendQueue {
 
     private void armSweep(long deadline) {
         try {
-            timer.schedule(this::sweep, Math.max(0, deadline - timer.now(TimeUnit.NANOSECONDS)), TimeUnit.NANOSECONDS);
+            sweepTask = timer.schedule(this::sweep, Math.max(0, deadline - timer.now(TimeUnit.NANOSECONDS)), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             sweepArmed.set(false);  // the timer is shut down: operations still end with their completions or the close
         }
@@ -261,7 +264,12 @@ public final class SendQueue {
         while (posting) Thread.onSpinWait();
     }
 
-    /** After the QP is destroyed: operations whose completions never came give their buffers back and fail. */
+    /**
+     * After the QP is destroyed: operations whose completions never came give their buffers back
+     * and fail, and the sweep is cancelled (nothing is left to time out; armed, it would keep the
+     * destroyed connection reachable until the operation timeout, a connection's worth of heap per
+     * connection closed in the last 30 s).
+     */
     void failInFlight(Throwable error) {
         for (int slot = 0; slot < inFlight.length(); slot++) {
             Op op = inFlight.getAndSet(slot, null);
@@ -271,6 +279,8 @@ public final class SendQueue {
                 op.fail(error);
             }
         }
+        Disposable sweep = sweepTask;
+        if (sweep != null) sweep.dispose();
     }
 
     /** The completion opcode of what is posted in {@code slot}, or UNKNOWN if nothing is. */
