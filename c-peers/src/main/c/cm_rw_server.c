@@ -32,7 +32,8 @@
  *   cm_rw_server: listening on ADDRESS:PORT
  *   cm_rw_server: connect request from ADDRESS:PORT, private data N bytes
  *   cm_rw_server: exposing addr 0xADDR rkey 0xRKEY length N
- *   cm_rw_server: connected
+ *   cm_rw_server: connected    (or "connected (its ESTABLISHED came after its DISCONNECTED)": a
+ *                              client that did its work and left before the server saw ESTABLISHED)
  *   cm_rw_server: client disconnected
  *   cm_rw_server: memory holds N bytes: TEXT      (non-printable bytes and \ as \xNN)
  *   cm_rw_server: released; waiting for client K of N  (with -n, after each client but the last,
@@ -78,9 +79,14 @@ int main(int argc, char **argv)
 		advert_pack(advert, (uintptr_t)buf, mr->rkey, (uint32_t)size);
 		say("exposing addr 0x%" PRIxPTR " rkey 0x%x length %zu", (uintptr_t)buf, mr->rkey, size);
 
-		cm_accept(&c, advert, sizeof advert);
-		say("connected");
-		cm_await_disconnect(&c);
+		if (cm_accept_or_disconnected(&c, advert, sizeof advert)) {
+			say("connected");
+			cm_await_disconnect(&c);
+		} else {
+			say("connected (its ESTABLISHED came after its DISCONNECTED)");
+			if (rdma_disconnect(c.id))
+				die_errno("rdma_disconnect");
+		}
 		say("client disconnected");
 		/* the QP is in ERR now: nothing can write the buffer while it is read */
 		say_memory("memory holds ", buf, size);
