@@ -170,8 +170,14 @@ class LoadTest {
                 if (m.matches()) sent.put(Integer.parseInt(m.group(1)), Long.parseLong(m.group(2)));
             }
             long streamed = System.nanoTime() - streamStart;
-            awaitOrFail(() -> sent.entrySet().stream().allMatch(e -> receivers.containsKey(e.getKey())
-                    && receivers.get(e.getKey()).expected == e.getValue()), "every block the clients sent, received");
+            awaitOrFail(() -> {
+                // more than was sent can never come right: fail now rather than after the wait
+                sent.forEach((id, n) -> {
+                    Receiver r = receivers.get(id);
+                    if (r != null && r.expected > n) throw new AssertionError("connection " + id + " received up to block " + r.expected + ", its client sent " + n);
+                });
+                return sent.entrySet().stream().allMatch(e -> receivers.containsKey(e.getKey()) && receivers.get(e.getKey()).expected == e.getValue());
+            }, "every block the clients sent, received");
             String streamedLine = peer.next("peer: load streamed .*", LONG);
             Matcher d = Pattern.compile("peer: load streamed ops=(\\d+) bytes=(\\d+) errors=(\\S*) ms=(\\d+)").matcher(streamedLine);
             assertTrue(d.matches(), streamedLine);
