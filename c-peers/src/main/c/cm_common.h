@@ -98,7 +98,7 @@ PEER_API void cm_create_qp(struct cm_conn *c, int send_wr, int recv_wr)
  * Accepts with `data` as private data and waits for ESTABLISHED. The READ depths mirror the
  * request (what the client may have outstanding at us = what it asked for), capped by the device.
  */
-PEER_API void cm_accept(struct cm_conn *c, const void *data, uint8_t len)
+static void cm_post_accept(struct cm_conn *c, const void *data, uint8_t len)
 {
 	struct ibv_device_attr dev;
 	struct rdma_conn_param param;
@@ -117,7 +117,30 @@ PEER_API void cm_accept(struct cm_conn *c, const void *data, uint8_t len)
 	param.rnr_retry_count = 7;  /* the client's SENDs wait for our RECVs instead of failing */
 	if (rdma_accept(c->id, &param))
 		die_errno("rdma_accept");
+}
+
+PEER_API void cm_accept(struct cm_conn *c, const void *data, uint8_t len)
+{
+	cm_post_accept(c, data, len);
 	cm_ack(cm_expect(c->ch, RDMA_CM_EVENT_ESTABLISHED));
+}
+
+/*
+ * cm_accept for a server that posts nothing: a client may WRITE, READ and disconnect before our
+ * ESTABLISHED event (it comes with the client's RTU or first packet, which can be late), and
+ * then DISCONNECTED comes instead. Returns 1 once established, 0 when the client is already
+ * gone (answer with rdma_disconnect, as after cm_await_disconnect's event).
+ */
+PEER_API int cm_accept_or_disconnected(struct cm_conn *c, const void *data, uint8_t len)
+{
+	struct rdma_cm_event *ev;
+	int established;
+
+	cm_post_accept(c, data, len);
+	ev = cm_expect_either(c->ch, RDMA_CM_EVENT_ESTABLISHED, RDMA_CM_EVENT_DISCONNECTED);
+	established = ev->event == RDMA_CM_EVENT_ESTABLISHED;
+	cm_ack(ev);
+	return established;
 }
 
 /* Resolves address and route from bind_host (NULL: let routing choose) to host:port. */
@@ -178,8 +201,11 @@ PEER_API const char *cm_peer(struct cm_conn *c, char *buf, size_t size)
 	return format_address(rdma_get_peer_addr(c->id), buf, size);
 }
 
-/* Destroys everything but the caller's MRs, which must be deregistered first. */
-PEER_API void cm_destroy(struct cm_conn *c)
+/*
+ * Destroys one connection's QP, CQ, completion channel, PD and id (the caller's MRs must be
+ * deregistered first); a listener keeps listening, and its next request gets new ones.
+ */
+PEER_API void cm_release(struct cm_conn *c)
 {
 	int ret;
 
@@ -193,6 +219,16 @@ PEER_API void cm_destroy(struct cm_conn *c)
 		die_ret("ibv_dealloc_pd", ret);
 	if (c->id && rdma_destroy_id(c->id))
 		die_errno("rdma_destroy_id");
+	c->id = NULL;
+	c->cq = NULL;
+	c->cc = NULL;
+	c->pd = NULL;
+}
+
+/* Destroys everything but the caller's MRs, which must be deregistered first. */
+PEER_API void cm_destroy(struct cm_conn *c)
+{
+	cm_release(c);
 	if (c->listen_id && rdma_destroy_id(c->listen_id))
 		die_errno("rdma_destroy_id (listener)");
 	rdma_destroy_event_channel(c->ch);

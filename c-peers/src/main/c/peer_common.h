@@ -218,7 +218,9 @@ PEER_API struct rdma_event_channel *cm_channel(void)
  * status: for REJECTED the status is the IB CM reject reason (e.g. 28 = consumer reject, 8 = no
  * listener for the service ID), otherwise a negative errno. The caller acks the returned event.
  */
-PEER_API struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type expected)
+/* cm_expect, where `other` is as welcome as `expected` (the caller looks at ev->event). */
+PEER_API struct rdma_cm_event *cm_expect_either(struct rdma_event_channel *ch, enum rdma_cm_event_type expected,
+						enum rdma_cm_event_type other)
 {
 	struct rdma_cm_event *ev;
 	char what[96];
@@ -232,6 +234,8 @@ PEER_API struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdm
 		if (errno != EAGAIN && errno != EINTR)
 			die_errno("rdma_get_cm_event");
 	}
+	if (ev->event == other)
+		expected = other;
 	if (ev->event != expected) {
 		enum rdma_cm_event_type got = ev->event;
 		int status = ev->status;
@@ -245,6 +249,11 @@ PEER_API struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdm
 		die("rdma_cm event %s carries status %d", rdma_event_str(expected), status);
 	}
 	return ev;
+}
+
+PEER_API struct rdma_cm_event *cm_expect(struct rdma_event_channel *ch, enum rdma_cm_event_type expected)
+{
+	return cm_expect_either(ch, expected, expected);
 }
 
 PEER_API void cm_ack(struct rdma_cm_event *ev)

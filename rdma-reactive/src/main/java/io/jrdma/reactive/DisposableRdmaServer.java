@@ -2,6 +2,7 @@ package io.jrdma.reactive;
 
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.core.Inbox;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -12,6 +13,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
@@ -90,10 +92,15 @@ public final class DisposableRdmaServer implements Disposable {
      * @return emits the next accepted connection
      */
     public Mono<RdmaConnection> accept() {
+        return accept(Leaks.site("DisposableRdmaServer.accept()"));
+    }
+
+    /** With leak detection on, each connection is tracked from the taker that received it, as taken at {@code site}. */
+    private Mono<RdmaConnection> accept(Leaks.@Nullable Site site) {
         if (handler != null) {
             return Mono.error(new IllegalStateException(this + " hands its connections to the handle(...) function given before bind()"));
         }
-        return accepted.receive();
+        return site == null ? accepted.receive() : accepted.receive().map(c -> c.tracked(site));
     }
 
     /**
@@ -104,7 +111,8 @@ public final class DisposableRdmaServer implements Disposable {
      * @return the accepted connections, each owned by the subscriber that received it
      */
     public Flux<RdmaConnection> connections() {
-        return Flux.defer(this::accept).repeat().onErrorComplete(ConnectionException.Closed.class::isInstance);
+        Leaks.Site site = Leaks.site("DisposableRdmaServer.connections()");
+        return Flux.defer(() -> accept(site)).repeat().onErrorComplete(ConnectionException.Closed.class::isInstance);
     }
 
     /**

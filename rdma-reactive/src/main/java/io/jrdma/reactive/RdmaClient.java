@@ -2,6 +2,7 @@ package io.jrdma.reactive;
 
 import io.jrdma.ffm.CmId;
 import io.jrdma.reactive.internal.HandOff;
+import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.setup.SetupCallback;
 import io.jrdma.reactive.internal.setup.SetupOptions;
@@ -106,6 +107,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      *         {@link ConnectionException.Protocol}) saying which step failed
      */
     public Mono<RdmaConnection> connect() {
+        Leaks.Site site = Leaks.site("RdmaClient.connect()");
         return Mono.defer(() -> {
             AtomicReference<Runnable> cancel = new AtomicReference<>();
             return HandOff.<RdmaConnection>create(waiter -> {
@@ -118,7 +120,9 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                     @Override
                     public void established(ConnectionCore core) {
                         RdmaConnection c = new RdmaConnection(core);
-                        if (!waiter.offer(c)) c.close().subscribe();
+                        if (waiter.offer(c.tracked(site))) return;
+                        c.untrack();
+                        c.close().subscribe();
                     }
 
                     @Override

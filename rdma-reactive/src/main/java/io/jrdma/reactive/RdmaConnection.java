@@ -3,6 +3,8 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.Leaks;
+import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.internal.core.SendQueue;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -11,12 +13,16 @@ import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.foreign.ValueLayout;
+import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -72,10 +78,67 @@ public final class RdmaConnection implements Disposable {
 
     private final ConnectionCore core;
     private final ConnectionConfig config;
+    private volatile Leaks.@Nullable Tracker leak;  // only with leak detection on, once handed to the application
 
     RdmaConnection(ConnectionCore core) {
         this.core = core;
         this.config = core.config();
+    }
+
+    /** Leak detection: handed to the application by the API call at {@code site} (null: detection is off). */
+    RdmaConnection tracked(Leaks.@Nullable Site site) {
+        if (site != null && leak == null) leak = new ConnectionLeak(this, site);
+        return this;
+    }
+
+    /** The application closed it: whenever it becomes unreachable, it is no leak. */
+    void untrack() {
+        Leaks.Tracker l = leak;
+        if (l != null) l.close();
+    }
+
+    /**
+     * With leak detection on, {@code p} holds this connection while subscribed: a caller that
+     * dropped the connection but still waits on its closure, completions or next message (and may
+     * close it later) is no leak, although the JIT may let the variable go.
+     */
+    private <T> Mono<T> holding(Mono<T> p) {
+        return leak == null ? p : p.doFinally(s -> Reference.reachabilityFence(this));
+    }
+
+    private <T> Flux<T> holding(Flux<T> p) {
+        return leak == null ? p : p.doFinally(s -> Reference.reachabilityFence(this));
+    }
+
+    /**
+     * A connection that became unreachable without being closed. Only reported: closing it could
+     * free memory the application still reaches (its exposedBuffer(), a message's buffer).
+     */
+    private static final class ConnectionLeak extends Leaks.Tracker {
+        private final ConnectionCore core;
+        private final String description;
+
+        ConnectionLeak(RdmaConnection c, Leaks.Site site) {
+            super(c, site);
+            this.core = c.core;
+            this.description = c.toString();
+        }
+
+        @Override
+        protected Leaks.@Nullable Leak leaked() {
+            int unread = core.unreadMessages();
+            if (!core.isClosing()) {
+                return new Leaks.Leak(description, "became unreachable without being closed", "Not closed by the leak detector: its QP,"
+                        + " receive buffers and exposed memory stay allocated until the process exits; close or dispose every"
+                        + " connection connect(), accept() or connections() hands out");
+            }
+            if (unread > 0) {
+                return new Leaks.Leak(description, "became unreachable without being closed, with " + unread + " message(s) its peer"
+                        + " sent before closing unread", "Their receive buffers stay registered until the process exits: close()"
+                        + " releases them");
+            }
+            return null;  // its peer or an error closed it, and it holds nothing
+        }
     }
 
     // ------------------------------------------------------------------------------ operations
@@ -323,7 +386,14 @@ public final class RdmaConnection implements Disposable {
      *         {@link ConnectionException.Closed} once the connection is closed and no message is left
      */
     public Mono<ReceivedMessage> receive() {
-        return core.receive();
+        return Leaks.enabled() ? receive(Leaks.site("RdmaConnection.receive()")) : core.receive();
+    }
+
+    /** With leak detection on, tracks the message from its delivery, as received at {@code site}. */
+    private Mono<ReceivedMessage> receive(Leaks.@Nullable Site site) {
+        if (site == null) return core.receive();
+        String connection = toString();
+        return holding(core.receive().doOnNext(m -> MemoryInternals.get().track(m, site, connection)));
     }
 
     /**
@@ -337,7 +407,8 @@ public final class RdmaConnection implements Disposable {
      * @return the messages in arrival order, each owned by the subscriber until it releases it
      */
     public Flux<ReceivedMessage> receives() {
-        return Flux.defer(this::receive).repeat()
+        Leaks.Site site = Leaks.site("RdmaConnection.receives()");
+        return Flux.defer(() -> receive(site)).repeat()
                 .onErrorComplete(e -> e instanceof ConnectionException.Closed c && c.isOrderly())
                 .name("jrdma.receives");
     }
@@ -353,7 +424,7 @@ public final class RdmaConnection implements Disposable {
      *         {@link IllegalStateException}
      */
     public Flux<WorkCompletion> completions() {
-        return core.completions().name("jrdma.completions");
+        return holding(core.completions()).name("jrdma.completions");
     }
 
     // ------------------------------------------------------------------------------ memory
@@ -503,7 +574,7 @@ public final class RdmaConnection implements Disposable {
      * @return completes once every native resource of the connection is freed, also after a failure; never fails
      */
     public Mono<Void> onClose() {
-        return core.onClose();
+        return holding(core.onClose());
     }
 
     /**
@@ -517,7 +588,10 @@ public final class RdmaConnection implements Disposable {
      * @return closes when subscribed; completes once the connection is destroyed
      */
     public Mono<Void> close() {
-        return core.close();
+        return leak == null ? core.close() : Mono.defer(() -> {
+            untrack();
+            return core.close();
+        });
     }
 
     // ------------------------------------------------------------------------------ Reactor's lifecycle vocabulary
@@ -531,6 +605,7 @@ public final class RdmaConnection implements Disposable {
      */
     @Override
     public void dispose() {
+        untrack();
         core.close().subscribe(null, e -> LOG.log(System.Logger.Level.WARNING, "closing " + this + " failed", e));
     }
 
@@ -554,6 +629,7 @@ public final class RdmaConnection implements Disposable {
      * @param timeout how long to wait at most
      */
     public void disposeNow(Duration timeout) {
+        untrack();
         Disposal.disposeNow(core.close(), this, timeout);
     }
 
@@ -563,7 +639,7 @@ public final class RdmaConnection implements Disposable {
      * @return completes once every native resource of the connection is freed
      */
     public Mono<Void> onDispose() {
-        return core.onClose();
+        return holding(core.onClose());
     }
 
     /**

@@ -1,9 +1,14 @@
 package io.jrdma.test;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.reactive.LeakDetection;
+import io.jrdma.reactive.LeakReport;
 import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.memory.BufferPool;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeEachCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -11,14 +16,19 @@ import org.junit.jupiter.api.extension.ParameterContext;
 import org.junit.jupiter.api.extension.ParameterResolutionException;
 import org.junit.jupiter.api.extension.ParameterResolver;
 import org.opentest4j.TestAbortedException;
+import reactor.core.Disposable;
 
 /**
  * The extension behind {@link RdmaTest}: finds the devices before each test (failing, or with the
  * opt-in skipping, where there are none), resolves the parameters from one {@link RdmaLab} per
- * test, and after the test closes everything and fails it if anything leaked.
+ * test, and after the test closes everything and fails it if anything leaked: what the lab still
+ * holds, and what jrdma's {@link LeakDetection} (turned on for every test, unless
+ * {@code -Djrdma.leakDetection=false}) reports once the test's objects are unreachable.
  */
 public final class RdmaLabExtension implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RdmaLabExtension.class);
+    /** How long the garbage collector may take to find what the test dropped. */
+    private static final Duration DETECTION_TIMEOUT = Duration.ofSeconds(30);
 
     /** Made by JUnit for {@link RdmaTest}. */
     public RdmaLabExtension() {
@@ -26,17 +36,53 @@ public final class RdmaLabExtension implements BeforeEachCallback, AfterEachCall
 
     @Override
     public void beforeEach(ExtensionContext context) {
+        if (!"false".equalsIgnoreCase(System.getProperty(LeakDetection.PROPERTY))) {
+            LeakDetection.enable();
+            Reports reports = new Reports();
+            reports.listening = LeakDetection.onLeak(reports.found::add);
+            context.getStore(NAMESPACE).put(Reports.class, reports);
+        }
         lab(context);
     }
 
     @Override
     public void afterEach(ExtensionContext context) {
-        RdmaLab lab = context.getStore(NAMESPACE).remove(RdmaLab.class, RdmaLab.class);
-        if (lab == null) return;
-        List<String> leaks = lab.closeAndCheck();
+        Reports reports = context.getStore(NAMESPACE).remove(Reports.class, Reports.class);
+        List<String> leaks = new ArrayList<>();
+        try {
+            // what the test dropped (a message goes back to its receive queue) before the lab checks its memory,
+            // then what only the lab held (its pools), once it is gone too
+            if (reports != null) detect(leaks);
+            closeLab(context, leaks);
+        } finally {
+            if (reports != null) {
+                detect(leaks);
+                reports.listening.dispose();
+                reports.found.forEach(r -> leaks.add(r.text(12).replace("\n", "\n    ")));
+            }
+        }
         if (!leaks.isEmpty()) {
             throw new AssertionError("the test left RDMA resources behind:\n  " + String.join("\n  ", leaks));
         }
+    }
+
+    /** In a frame of its own: an interpreted caller's dead local would keep the lab, and what it made, reachable. */
+    private static void closeLab(ExtensionContext context, List<String> leaks) {
+        RdmaLab lab = context.getStore(NAMESPACE).remove(RdmaLab.class, RdmaLab.class);
+        if (lab != null) leaks.addAll(lab.closeAndCheck());
+    }
+
+    private static void detect(List<String> leaks) {
+        if (!LeakDetection.detectNow(DETECTION_TIMEOUT)) {
+            leaks.add("leak detection could not finish: the garbage collector did not run within " + DETECTION_TIMEOUT
+                    + " (-XX:+DisableExplicitGC? -D" + LeakDetection.PROPERTY + "=false turns detection off)");
+        }
+    }
+
+    /** The leak detector's reports during one test. */
+    private static final class Reports {
+        final List<LeakReport> found = new CopyOnWriteArrayList<>();
+        Disposable listening;
     }
 
     @Override

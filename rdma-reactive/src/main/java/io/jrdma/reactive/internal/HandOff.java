@@ -61,6 +61,12 @@ public final class HandOff {
         private final Consumer<Waiter<T>> register;
         private final Consumer<Waiter<T>> unregister;
         private volatile int state = FRESH;
+        /**
+         * Dropped once signalled: a producer may keep its waiter as long as what it produced lives
+         * (a connection's setup does), and the subscriber (a block(), say) would keep the value
+         * reachable with it, hiding a leak of the value from the leak detector. Only the thread
+         * that moved the state to DONE touches it from then on.
+         */
         private @Nullable CoreSubscriber<? super T> actual;
 
         private Handle(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
@@ -81,7 +87,8 @@ public final class HandOff {
         @Override
         public void request(long n) {
             if (!Operators.validate(n)) {
-                fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), actual.currentContext()));
+                CoreSubscriber<? super T> a = actual;
+                if (a != null) fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), a.currentContext()));
                 return;
             }
             if (STATE.compareAndSet(this, NEW, WAITING)) register.accept(this);
@@ -97,15 +104,21 @@ public final class HandOff {
         @Override
         public boolean offer(T value) {
             if (!STATE.compareAndSet(this, WAITING, DONE)) return false;
-            actual.onNext(value);
-            actual.onComplete();
+            CoreSubscriber<? super T> a = actual;
+            actual = null;
+            a.onNext(value);
+            a.onComplete();
             return true;
         }
 
         @Override
         public void fail(Throwable error) {
             int s = state;
-            if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, DONE)) actual.onError(error);
+            if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, DONE)) {
+                CoreSubscriber<? super T> a = actual;
+                actual = null;
+                a.onError(error);
+            }
         }
     }
 }

@@ -48,6 +48,12 @@ public abstract class MemoryInternals {
 
     public abstract void whenReleased(BufferPool pool, Runnable action);
 
+    /** Leak detection for a pool the application created ({@code region}: one registered region). */
+    public abstract void track(BufferPool pool, Leaks.Site site, boolean region);
+
+    /** Leak detection for a message delivered to the application through {@code connection}'s receive() called at {@code site}. */
+    public abstract void track(ReceivedMessage message, Leaks.Site site, String connection);
+
     /** A received message; {@code onRelease} (not null, shared by all of a connection's messages) runs once, after its release. */
     public abstract ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease);
 }

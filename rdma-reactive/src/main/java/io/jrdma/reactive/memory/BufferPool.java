@@ -5,12 +5,14 @@ import io.jrdma.ffm.MemoryRegion;
 import io.jrdma.ffm.ProtectionDomain;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.HandOff;
+import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.MemoryInternals;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -42,6 +44,7 @@ public final class BufferPool implements AutoCloseable {
     private boolean released;
     /** Takes a buffer whose last reference went, before it reaches the free list (a receive queue re-posting it). */
     private volatile Predicate<RegisteredBuffer> reclaimer;
+    private volatile @Nullable PoolLeak leak;  // only with leak detection on, for pools the application created
 
     /**
      * Carves {@code count} buffers out of {@code memory}. The pool logic is plain Java; what makes
@@ -74,7 +77,10 @@ public final class BufferPool implements AutoCloseable {
      * @throws io.jrdma.ffm.MemoryLockLimitException when pinning the region would exceed RLIMIT_MEMLOCK
      */
     public static BufferPool create(ProtectionDomain pd, int bufferSize, int count, Set<Access> access) {
-        return register(pd, bufferSize, count, access, () -> { });
+        Leaks.Site site = Leaks.site("BufferPool.create(...)");
+        BufferPool pool = register(pd, bufferSize, count, access, () -> { });
+        if (site != null) pool.track(site, false);
+        return pool;
     }
 
     static BufferPool register(ProtectionDomain pd, long bufferSize, int count, Set<Access> access, Runnable afterDeregister) {
@@ -127,7 +133,7 @@ public final class BufferPool implements AutoCloseable {
     public synchronized @Nullable RegisteredBuffer tryAcquire() {
         if (closing) throw closedError();
         RegisteredBuffer b = free.poll();
-        if (b != null) b.acquired();
+        if (b != null) acquired(b);
         return b;
     }
 
@@ -158,7 +164,7 @@ public final class BufferPool implements AutoCloseable {
                     waiters.add(w);
                     return;
                 }
-                b.acquired();
+                acquired(b);
             }
         }
         if (b == null) w.fail(closedError());
@@ -183,9 +189,11 @@ public final class BufferPool implements AutoCloseable {
             synchronized (this) {
                 waiter = closing ? null : waiters.poll();
                 if (waiter != null) {
-                    b.acquired();
+                    acquired(b);
                 } else {
                     free.add(b);
+                    PoolLeak l = leak;
+                    if (l != null) l.acquiredAt.set(b.index(), null);
                     release = closing && free.size() == all.length && !released;
                     if (release) released = true;
                 }
@@ -199,7 +207,15 @@ public final class BufferPool implements AutoCloseable {
         }
     }
 
+    private void acquired(RegisteredBuffer b) {
+        b.acquired();
+        PoolLeak l = leak;
+        if (l != null) l.acquiredAt.set(b.index(), new Leaks.Site("acquiring a buffer"));
+    }
+
     private void releaseRegion() {
+        PoolLeak l = leak;
+        if (l != null) l.close();
         deregister.run();
         List<Runnable> callbacks;
         synchronized (this) {
@@ -238,6 +254,8 @@ public final class BufferPool implements AutoCloseable {
         synchronized (this) {
             if (closing) return;
             closing = true;
+            PoolLeak l = leak;
+            if (l != null) l.closed = true;
             orphans = List.copyOf(waiters);
             waiters.clear();
             release = free.size() == all.length;
@@ -250,6 +268,51 @@ public final class BufferPool implements AutoCloseable {
     @Override
     public String toString() {
         return "BufferPool[" + all.length + " x " + bufferSize + " bytes]";
+    }
+
+    /** Leak detection for a pool the application created ({@code region}: a registered region, the pool's one buffer). */
+    synchronized void track(Leaks.Site site, boolean region) {
+        if (leak != null || released) return;
+        PoolLeak l = new PoolLeak(this, site, region);
+        for (int i = 0; i < all.length; i++) if (all[i].refCount() > 0) l.acquiredAt.set(i, site);
+        leak = l;
+    }
+
+    /**
+     * A pool (or region) that became unreachable before its memory was deregistered: reported,
+     * never deregistered by the detector, since a buffer's segment or address may have been kept
+     * by code the detector cannot see.
+     */
+    private static final class PoolLeak extends Leaks.Tracker {
+        private final String description;
+        private final long bytes;
+        private final boolean region;
+        final AtomicReferenceArray<Leaks.@Nullable Site> acquiredAt;  // a buffer out: where it was acquired
+        volatile boolean closed;
+
+        PoolLeak(BufferPool pool, Leaks.Site site, boolean region) {
+            super(pool, site);
+            this.region = region;
+            this.description = region ? pool.all[0].toString() + " (a registered region)" : pool.toString();
+            this.bytes = stride(pool.bufferSize) * pool.all.length;
+            this.acquiredAt = new AtomicReferenceArray<>(pool.all.length);
+        }
+
+        @Override
+        protected Leaks.Leak leaked() {
+            String outcome = "Its " + bytes + " bytes stay registered (pinned) until the process exits: the leak detector never"
+                    + " deregisters memory that code may still address";
+            if (region) return new Leaks.Leak(description, "became unreachable without being released", outcome);
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < acquiredAt.length(); i++) {
+                Leaks.Site s = acquiredAt.get(i);
+                if (s != null) out.add(s.caller());
+            }
+            String buffers = out.isEmpty() ? "" : ", " + out.size() + " of its " + acquiredAt.length() + " buffers not released ("
+                    + "acquired at " + String.join(", ", out.subList(0, Math.min(3, out.size()))) + (out.size() > 3 ? ", ..." : "") + ")";
+            return new Leaks.Leak(description, (closed ? "was closed but became unreachable" : "became unreachable without being closed")
+                    + buffers, outcome);
+        }
     }
 
     /** What the connection core needs of the pools and buffers, and users must not call. */
@@ -282,6 +345,16 @@ public final class BufferPool implements AutoCloseable {
         @Override
         public void whenReleased(BufferPool pool, Runnable action) {
             pool.whenReleased(action);
+        }
+
+        @Override
+        public void track(BufferPool pool, Leaks.Site site, boolean region) {
+            pool.track(site, region);
+        }
+
+        @Override
+        public void track(ReceivedMessage message, Leaks.Site site, String connection) {
+            message.track(site, connection);
         }
 
         @Override

@@ -1,8 +1,10 @@
 package io.jrdma.reactive.memory;
 
-import java.nio.charset.StandardCharsets;
+import io.jrdma.reactive.internal.Leaks;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A message that arrived in one of the connection's posted receive buffers (a SEND, or the
@@ -28,6 +30,7 @@ public final class ReceivedMessage implements AutoCloseable {
 
     private volatile boolean released;  // a field, not an AtomicBoolean: one object per message
     private final Runnable onRelease;
+    private volatile @Nullable MessageLeak leak;  // only with leak detection on
 
     ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
         this.buffer = buffer;
@@ -58,6 +61,8 @@ public final class ReceivedMessage implements AutoCloseable {
      * @return the receive buffer, owned by this message: its first {@link #length()} bytes are the message
      */
     public RegisteredBuffer buffer() {
+        MessageLeak l = leak;
+        if (l != null) l.bufferTaken = true;
         return buffer;
     }
 
@@ -85,9 +90,55 @@ public final class ReceivedMessage implements AutoCloseable {
      * flight. Idempotent.
      */
     public void release() {
+        MessageLeak l = leak;
+        if (l != null) l.close();  // first: once released, the detector must not release it again
         if (RELEASED.compareAndSet(this, false, true)) {
             buffer.release();
             onRelease.run();
+        }
+    }
+
+    /**
+     * Leak detection: from its delivery to the application, through {@code connection}'s receive()
+     * called at {@code site}. Costs, only with detection on, one tracker (a phantom reference)
+     * per message delivered; off, release() and buffer() read one null field.
+     */
+    void track(Leaks.Site site, String connection) {
+        if (leak == null && !released) leak = new MessageLeak(this, site, connection);
+    }
+
+    /**
+     * A delivered message nobody released: released now if its buffer was never taken (its bytes
+     * were only reachable through the message, by copy, and nothing was posted from the buffer),
+     * else only reported, since the application may still read the buffer. It runs only for a
+     * tracker release() did not close, so for a message never released: no flag is shared.
+     */
+    private static final class MessageLeak extends Leaks.Tracker {
+        private final String description;
+        private final RegisteredBuffer buffer;
+        private final Runnable onRelease;
+        volatile boolean bufferTaken;
+
+        MessageLeak(ReceivedMessage m, Leaks.Site site, String connection) {
+            super(m, site);
+            this.description = m + " received on " + connection;
+            this.buffer = m.buffer;
+            this.onRelease = m.onRelease;
+        }
+
+        @Override
+        protected Leaks.@Nullable Leak leaked() {
+            if (bufferTaken) {
+                return new Leaks.Leak(description, "became unreachable without being released",
+                        "Not released by the leak detector: its buffer() was taken and may still be read. The receive buffer stays"
+                                + " out of the receive queue (one credit less for the peer) and registered after the connection closes;"
+                                + " release every message, also on errors and cancellation");
+            }
+            buffer.release();
+            onRelease.run();
+            return new Leaks.Leak(description, "became unreachable without being released",
+                    "Released by the leak detector, back to the receive queue (its buffer() was never taken, so nothing can read"
+                            + " it); release every message, also on errors and cancellation");
         }
     }
 

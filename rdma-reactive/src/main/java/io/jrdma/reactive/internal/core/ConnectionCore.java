@@ -368,6 +368,11 @@ public final class ConnectionCore implements Loop.Member {
         return close.isClosing();
     }
 
+    /** Messages that arrived and nobody received yet (after a peer's close, until received or close()). */
+    public int unreadMessages() {
+        return inbox.queued();
+    }
+
     public Mono<Void> onClose() {
         return closed.asMono();
     }

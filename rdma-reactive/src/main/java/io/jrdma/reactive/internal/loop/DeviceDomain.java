@@ -5,6 +5,7 @@ import io.jrdma.ffm.AsyncEvent;
 import io.jrdma.ffm.Context;
 import io.jrdma.ffm.DeviceAttributes;
 import io.jrdma.ffm.ProtectionDomain;
+import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -60,7 +61,10 @@ public final class DeviceDomain implements MemoryDomain {
 
     @Override
     public BufferPool createPool(int bufferSize, int count, Access first, Access... rest) {
-        return pool(bufferSize, count, EnumSet.of(first, rest));
+        Leaks.Site site = Leaks.site("MemoryDomain.createPool(...)");
+        BufferPool pool = pool(bufferSize, count, EnumSet.of(first, rest));
+        if (site != null) MemoryInternals.get().track(pool, site, false);
+        return pool;
     }
 
     /** A pool of {@code count} buffers of {@code bufferSize} bytes, counted in {@link #registeredBytes()}. */
@@ -73,7 +77,10 @@ public final class DeviceDomain implements MemoryDomain {
 
     @Override
     public RegisteredBuffer register(long bytes, Access first, Access... rest) {
-        return region(bytes, EnumSet.of(first, rest));
+        Leaks.Site site = Leaks.site("MemoryDomain.register(...)");
+        RegisteredBuffer region = region(bytes, EnumSet.of(first, rest));
+        if (site != null) MemoryInternals.get().track(region.pool(), site, true);
+        return region;
     }
 
     /** One region: the returned buffer is its only one; releasing it deregisters the region. */

@@ -489,4 +489,52 @@ class SendQueueTest {
         assertEquals(1, buffers.get(1).refCount());
         assertEquals(4, q.availableCredits());
     }
+
+    @Test
+    void aDestroyedConnectionsQueueLeavesNoSweepOnTheTimer() {
+        // the sweep task holds the queue, and through its poster the connection: left on the timer it kept every
+        // closed connection's objects reachable for the operation timeout (ConnectCycleTest counted them in the lab)
+        List<Disposable> pending = new CopyOnWriteArrayList<>();
+        reactor.core.scheduler.Scheduler timer = new reactor.core.scheduler.Scheduler() {
+            @Override
+            public Disposable schedule(Runnable task) {
+                return clock.schedule(task);
+            }
+
+            @Override
+            public Disposable schedule(Runnable task, long delay, java.util.concurrent.TimeUnit unit) {
+                Disposable[] self = new Disposable[1];
+                self[0] = clock.schedule(() -> {
+                    pending.remove(self[0]);
+                    task.run();
+                }, delay, unit);
+                pending.add(self[0]);
+                return () -> {
+                    pending.remove(self[0]);
+                    self[0].dispose();
+                };
+            }
+
+            @Override
+            public long now(java.util.concurrent.TimeUnit unit) {
+                return clock.now(unit);
+            }
+
+            @Override
+            public Worker createWorker() {
+                return clock.createWorker();
+            }
+        };
+        SendQueue q = new SendQueue(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+        RegisteredBuffer b = pool.tryAcquire();
+        subscribe(send(q, b));
+        assertEquals(1, pending.size(), "a posted operation armed the sweep");
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11 closed locally");
+        q.close(() -> reason, reason);
+        q.drain();
+        q.failInFlight(reason);  // what the connection's destroy() does once the QP is gone
+        assertEquals(List.of(), pending, "no task left on the timer");
+        b.release();
+    }
 }
