@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
-import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
@@ -227,8 +226,13 @@ public final class SendQueue {
      * @return the operation's error, or null if it succeeded (or the slot held nothing)
      */
     RdmaOperationException complete(int slot, WorkCompletion wc) {
+        return complete(slot, wc, null);
+    }
+
+    /** {@link #complete(int, WorkCompletion)}, failing the operation with {@code error} when given (a connection's first error, held). */
+    RdmaOperationException complete(int slot, WorkCompletion wc, RdmaOperationException error) {
         Op op = inFlight.getAndSet(slot, null);
-        RdmaOperationException error = null;
+        RdmaOperationException failed = null;
         if (op != null) {
             posted.decrementAndGet();
             returnSlot(slot);
@@ -236,14 +240,13 @@ public final class SendQueue {
             if (wc.isSuccess()) {
                 op.succeed(wc);
             } else {
-                error = RdmaOperationException.of(wc, completionOpcode(op.opcode));
-                Throwable cause = closeCause;
-                if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && cause != null) error.initCause(cause);
-                op.fail(error);
+                // closing already: its reason explains a flush, and a remote error from a peer that is going away
+                failed = error != null ? error : RdmaOperationException.of(wc, completionOpcode(op.opcode), closeCause);
+                op.fail(failed);
             }
         }
         drain();
-        return error;
+        return failed;
     }
 
     /** From now on nothing is posted; the next {@link #drain()} fails waiting operations with {@code closedError}. */
