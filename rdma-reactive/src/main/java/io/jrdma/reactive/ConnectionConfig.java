@@ -201,13 +201,15 @@ public final class ConnectionConfig {
     }
 
     /**
-     * What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region).
+     * What the peer may do to this side's QP: the remote access of what is exposed ({@code shared}: a server's shared region).
      *
      * @param shared whether a server's shared region is exposed on the connection
-     * @return {@link #exposedAccess()} when memory is exposed, else no access at all
+     * @return the remote flags of {@link #exposedAccess()} when memory is exposed, else no access at all
      */
     public Set<Access> qpAccess(boolean shared) {
-        return exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
+        Set<Access> access = exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
+        access.remove(Access.LOCAL_WRITE);  // not the peer's to use: memory registered only for this side (RPC staging) grants it
+        return access;
     }
 
     /** A copy with {@code change} applied to a mutable draft of this configuration. */

@@ -212,6 +212,7 @@ public final class ConnectionCore implements Loop.Member {
                 undo.add(qp::close);
                 BufferPool receivePool = null;
                 if (srq == null) {
+                    // least privilege (DeviceDomain.pool): receives land here, nothing remote ever does
                     receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
                     undo.add(receivePool::close);
                 }
@@ -219,6 +220,7 @@ public final class ConnectionCore implements Loop.Member {
                 if (sharedExposed != null) {
                     exposed = sharedExposed.retain();
                 } else if (config.exposedBufferSize() > 0) {
+                    // exactly the remote access the application listed (none for an RPC server's staging)
                     Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
                     access.addAll(config.exposedAccess());
                     exposed = domain.region(config.exposedBufferSize(), access);
@@ -347,6 +349,7 @@ public final class ConnectionCore implements Loop.Member {
     public synchronized BufferPool copyPool() {
         if (copyPool == null) {
             if (close.isClosing()) return NO_POOL;
+            // sends and WRITEs read it, READs and atomics write into it: local access only (DeviceDomain.pool)
             copyPool = domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE));
         }
         return copyPool;
