@@ -1,6 +1,8 @@
 package io.jrdma.reactive;
 
+import io.jrdma.ffm.ProtectionDomain;
 import io.jrdma.ffm.SendOpcode;
+import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.core.SendQueue;
@@ -71,6 +73,7 @@ import reactor.core.publisher.Mono;
  */
 public final class RdmaConnection implements Disposable {
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final MemoryInternals MEMORY = MemoryInternals.get();
 
     private final ConnectionCore core;
     private final ConnectionConfig config;
@@ -625,6 +628,13 @@ public final class RdmaConnection implements Disposable {
         return config.metrics() ? posting.name("jrdma.operation") : posting;  // an allocation per operation, so only on request
     }
 
+    /** The device would refuse it late, with IBV_WC_LOC_PROT_ERR, and that error would close the connection. */
+    private IllegalArgumentException foreignBuffer(RegisteredBuffer b) {
+        return new IllegalArgumentException(b + " is registered in another protection domain than " + this + " (that of "
+                + core.domain().deviceName() + " in its RdmaResources): use buffers of this connection's domain() or buffers(), or"
+                + " of another connection on the same device and RdmaResources");
+    }
+
     /** Checks what can be checked before the NIC sees it, then queues the operation for a credit. */
     private Mono<WorkCompletion> submit(SendQueue.Op op) {
         if (op.sges.length > config.maxScatterGather()) {
@@ -634,6 +644,10 @@ public final class RdmaConnection implements Disposable {
         if (op.sges.length == 0 && op.opcode != SendOpcode.SEND && op.opcode != SendOpcode.SEND_WITH_IMM
                 && op.opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
             return Mono.error(new IllegalArgumentException(op.opcode + " needs at least one scatter-gather element"));
+        }
+        ProtectionDomain pd = core.protectionDomain();
+        for (ScatterGatherElement s : op.sges) {
+            if (MEMORY.protectionDomain(s.buffer().pool()) != pd) return Mono.error(foreignBuffer(s.buffer()));
         }
         if (op.remote != null) {
             try {

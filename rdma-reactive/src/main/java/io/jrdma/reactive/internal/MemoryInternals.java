@@ -48,6 +48,9 @@ public abstract class MemoryInternals {
 
     public abstract void whenReleased(BufferPool pool, Runnable action);
 
+    /** The protection domain {@code pool}'s buffers are registered in (null for a pool made without one). */
+    public abstract ProtectionDomain protectionDomain(BufferPool pool);
+
     /** A received message; {@code onRelease} (not null, shared by all of a connection's messages) runs once, after its release. */
     public abstract ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease);
 }

@@ -329,6 +329,11 @@ public final class ConnectionCore implements Loop.Member {
         return domain;
     }
 
+    /** The protection domain of the QP: work requests may only name memory registered in it. */
+    public ProtectionDomain protectionDomain() {
+        return domain.pd();
+    }
+
     public RemoteBuffer remote() {
         return remote;
     }
