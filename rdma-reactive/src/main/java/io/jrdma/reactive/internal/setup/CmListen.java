@@ -118,6 +118,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 mine = ((AcceptDecision.Accept) decision).privateData();
             }
             core.postReceives();  // before accepting: the client may send the moment it is established
+            Parameters.ackTimeout(settings.config(), id);
             id.accept(Parameters.cm(settings.config(), mine));
         } catch (RuntimeException ex) {
             LOG.log(Level.WARNING, "accepting " + peer + " on " + address + " failed", ex);
