@@ -628,7 +628,7 @@ public final class RdmaConnection implements Disposable {
         return config.metrics() ? posting.name("jrdma.operation") : posting;  // an allocation per operation, so only on request
     }
 
-    /** The device would refuse it late, with IBV_WC_LOC_PROT_ERR, and that error would close the connection. */
+    /** A device that checks refuses it late, with IBV_WC_LOC_PROT_ERR, which closes the connection; rxe 6.1 does not even check. */
     private IllegalArgumentException foreignBuffer(RegisteredBuffer b) {
         return new IllegalArgumentException(b + " is registered in another protection domain than " + this + " (that of "
                 + core.domain().deviceName() + " in its RdmaResources): use buffers of this connection's domain() or buffers(), or"

@@ -49,6 +49,9 @@ public class RdmaOperationException extends WorkCompletionException {
             case IBV_WC_RETRY_EXC_ERR -> new RetryExceededException(named, why);
             case IBV_WC_RNR_RETRY_EXC_ERR -> new ReceiverNotReadyException(named, why);
             case IBV_WC_WR_FLUSH_ERR -> new FlushedException(named, why);
+            // SoftRoCE's answer to a packet it cannot transmit, the lab's link-down test found
+            case IBV_WC_LOC_QP_OP_ERR -> new RdmaOperationException(named, detail("the device could not execute the request (SoftRoCE"
+                    + " reports this when it cannot transmit: is the network link down?)", why));
             default -> new RdmaOperationException(named, why == null ? null : "meanwhile: " + why);
         };
         if (closing != null) e.initCause(closing);

@@ -42,7 +42,19 @@ final class LabNetwork {
         runQuietly("tc", "qdisc", "del", "dev", netdev, "root");
     }
 
+    /**
+     * Takes {@code netdev} down, once no rdma_cm id of any process is between states (waits at most
+     * 20 s): a MAD sent while the link is down (a DREQ of a connection closing) leaves rxe's GSI QP
+     * stuck on Linux 6.1, and rdma_cm through the device broken for every test after.
+     */
     static void linkDown(String netdev) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        String ids;
+        while (!(ids = run("rdma", "resource", "show", "cm_id")).lines().allMatch(l -> l.contains(" state LISTEN ") || l.contains(" state CONNECT "))
+                && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+        }
+        if (System.nanoTime() - deadline >= 0) System.out.println("LabNetwork: rdma_cm ids still between states:\n" + ids);
         run("ip", "link", "set", netdev, "down");
     }
 
