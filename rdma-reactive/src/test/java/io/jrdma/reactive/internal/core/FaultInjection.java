@@ -32,15 +32,45 @@ public final class FaultInjection {
 
     private FaultInjection() {}
 
-    /** The next {@code ibv_post_send} of {@code c} fails with {@code error} instead of reaching the device; later ones post. */
+    /**
+     * The next {@code ibv_post_send} of {@code c} fails with {@code error} instead of reaching the
+     * device (a chain of work requests: from its first on, as a provider's {@code bad_wr} would
+     * say); later ones post. Everything else goes to the connection's own poster.
+     */
     public static void failNextPost(RdmaConnection c, RuntimeException error) {
         SendQueue queue = (SendQueue) read(core(c), "sendQueue");
         SendQueue.Poster real = (SendQueue.Poster) read(queue, "poster");
         AtomicReference<RuntimeException> pending = new AtomicReference<>(error);
-        write(queue, "poster", (SendQueue.Poster) (op, slot) -> {
-            RuntimeException e = pending.getAndSet(null);
-            if (e != null) throw e;
-            real.post(op, slot);
+        write(queue, "poster", new SendQueue.Poster() {
+            @Override
+            public void post(SendQueue.Op op, int slot) {
+                RuntimeException e = pending.getAndSet(null);
+                if (e != null) throw e;
+                real.post(op, slot);
+            }
+
+            @Override
+            public int maxChain() {
+                return real.maxChain();
+            }
+
+            @Override
+            public void chain(SendQueue.Op op, int slot, int index) {
+                real.chain(op, slot, index);
+            }
+
+            @Override
+            public int postChain(int count, RuntimeException[] failure) {
+                RuntimeException e = pending.getAndSet(null);
+                if (e == null) return real.postChain(count, failure);
+                failure[0] = e;
+                return 0;
+            }
+
+            @Override
+            public RuntimeException refuses(io.jrdma.reactive.memory.RegisteredBuffer buffer) {
+                return real.refuses(buffer);
+            }
         });
     }
 
