@@ -61,6 +61,21 @@ class RdmaOperationExceptionTest {
     }
 
     @Test
+    void aLocalQpOperationErrorAsksWhetherTheLinkIsDown() {
+        // what SoftRoCE reports for a work request it cannot transmit (LinkFaultTest takes the link down)
+        RdmaOperationException e = failed(WcStatus.IBV_WC_LOC_QP_OP_ERR, WcOpcode.SEND, WcOpcode.RDMA_WRITE);
+        assertSame(RdmaOperationException.class, e.getClass());
+        assertTrue(e.getMessage().startsWith("IBV_WC_LOC_QP_OP_ERR"), e.getMessage());
+        assertTrue(e.getMessage().contains("is the network link down?"), e.getMessage());
+        ConnectionException.Closed closing = new ConnectionException.Closed("QP 0x11 is closed");
+        RdmaOperationException meanwhile = RdmaOperationException.of(
+                new WorkCompletion(7, WcStatus.IBV_WC_LOC_QP_OP_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0), WcOpcode.RDMA_WRITE, closing);
+        assertTrue(meanwhile.getMessage().contains("is the network link down?") && meanwhile.getMessage().endsWith("QP 0x11 is closed"),
+                meanwhile.getMessage());
+        assertSame(closing, meanwhile.getCause());
+    }
+
+    @Test
     void theDevicesVendorErrorIsCarriedIntoTheExceptionAndItsMessage() {
         // a device explains a status further with its own code (mlx5: the error CQE's syndrome)
         WorkCompletion wc = new WorkCompletion(7, WcStatus.IBV_WC_LOC_PROT_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0x88);
