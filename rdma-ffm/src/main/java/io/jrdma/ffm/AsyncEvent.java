@@ -68,6 +68,34 @@ public record AsyncEvent(int type, String name, long elementAddress, int portNum
     }
 
     /**
+     * {@code IBV_EVENT_QP_LAST_WQE_REACHED}: a QP attached to an SRQ entered the error state and
+     * will take no more of the SRQ's receives (the one sign of it a receive-only QP gives).
+     *
+     * @return whether this event is the last-WQE-reached event
+     */
+    public boolean isLastWqeReached() {
+        return type == IBV_EVENT_QP_LAST_WQE_REACHED;
+    }
+
+    /**
+     * {@code IBV_EVENT_CQ_ERR}: the CQ it names overran or failed; no completion comes through it any more.
+     *
+     * @return whether this event is a CQ error
+     */
+    public boolean isCqError() {
+        return type == IBV_EVENT_CQ_ERR;
+    }
+
+    /**
+     * {@code IBV_EVENT_DEVICE_FATAL}: the device failed (or is being removed); nothing of its context works any more.
+     *
+     * @return whether this event is the device's fatal error
+     */
+    public boolean isDeviceFatal() {
+        return type == IBV_EVENT_DEVICE_FATAL;
+    }
+
+    /**
      * An event after which the QP or CQ it names can no longer be used (fatal, access error, path failure).
      *
      * @return true for QP fatal, QP request and access errors, CQ and SRQ errors, and device fatal

@@ -9,6 +9,7 @@ import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
 import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
@@ -85,13 +86,42 @@ public final class QueuePair extends NativeResource {
      * @throws VerbsException when ibv_query_qp fails
      */
     public QpState state() {
+        return QpState.of(query(IBV_QP_STATE, ibv_qp_attr_qp_state));
+    }
+
+    /**
+     * The local ACK timeout the QP was programmed with (by hand, or by rdma_cm from the path),
+     * queried from the kernel: the NIC retransmits after 4.096 µs × 2^n without an ACK.
+     *
+     * @return n, 0 to 31 (0: wait for ever)
+     * @throws IllegalStateException when the QP is closed
+     * @throws VerbsException when ibv_query_qp fails
+     */
+    public int ackTimeout() {
+        return query(IBV_QP_TIMEOUT, ibv_qp_attr_timeout);
+    }
+
+    /**
+     * The transport retries after an ACK timeout ({@code retry_cnt}), queried from the kernel.
+     *
+     * @return 0 to 7
+     * @throws IllegalStateException when the QP is closed
+     * @throws VerbsException when ibv_query_qp fails
+     */
+    public int retryCount() {
+        return query(IBV_QP_RETRY_CNT, ibv_qp_attr_retry_cnt);
+    }
+
+    /** One attribute of ibv_query_qp, as an unsigned int. */
+    private int query(int mask, VarHandle field) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment attr = arena.allocate(Verbs.ibv_qp_attr);
             MemorySegment init = arena.allocate(Verbs.ibv_qp_init_attr);
-            int rc = (int) ibv_query_qp.invokeExact(qp, attr, IBV_QP_STATE, init);
+            int rc = (int) ibv_query_qp.invokeExact(qp, attr, mask, init);
             if (rc != 0) throw new VerbsException("ibv_query_qp", Math.abs(rc));
-            return QpState.of((int) ibv_qp_attr_qp_state.get(attr));
+            Object v = field.get(attr);
+            return v instanceof Byte b ? Byte.toUnsignedInt(b) : (int) v;
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

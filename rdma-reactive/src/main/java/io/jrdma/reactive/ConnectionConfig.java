@@ -35,6 +35,7 @@ public final class ConnectionConfig {
     private final int initiatorDepth;
     private final int retryCount;
     private final int rnrRetryCount;
+    private final int ackTimeout;
     private final boolean metrics;
     private final boolean wiretap;
 
@@ -59,6 +60,9 @@ public final class ConnectionConfig {
         if (d.retryCount < 0 || d.retryCount > 7 || d.rnrRetryCount < 0 || d.rnrRetryCount > 7) {
             throw new IllegalArgumentException("retry and RNR retry counts are 0-7 (7: RNR retries forever)");
         }
+        if (d.ackTimeout != -1 && (d.ackTimeout < 1 || d.ackTimeout > 31)) {
+            throw new IllegalArgumentException("the ACK timeout is 4.096 us x 2^n with n from 1 to 31 (about 8 us to 2.4 hours)");
+        }
         this.sendQueueDepth = d.sendQueueDepth;
         this.receiveQueueDepth = d.receiveQueueDepth;
         this.bufferSize = d.bufferSize;
@@ -79,6 +83,7 @@ public final class ConnectionConfig {
         this.initiatorDepth = d.initiatorDepth;
         this.retryCount = d.retryCount;
         this.rnrRetryCount = d.rnrRetryCount;
+        this.ackTimeout = d.ackTimeout;
     }
 
     /**
@@ -190,6 +195,20 @@ public final class ConnectionConfig {
         return rnrRetryCount;
     }
 
+    /**
+     * {@return how long the NIC waits for an acknowledgement before it retransmits (the QP's local
+     * ACK timeout, 4.096 µs × 2^n), or null for the setup path's own: rdma_cm's, derived from the
+     * path, and 4.096 µs × 2^14 ≈ 67 ms on the TCP path}
+     */
+    public @Nullable Duration ackTimeout() {
+        return ackTimeout < 0 ? null : Duration.ofNanos(4096L << ackTimeout);
+    }
+
+    /** {@return the exponent n of the ACK timeout 4.096 µs × 2^n ({@code ibv_qp_attr.timeout}), or -1 for the setup path's own} */
+    public int ackTimeoutExponent() {
+        return ackTimeout;
+    }
+
     /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
     public boolean metrics() {
         return metrics;
@@ -201,13 +220,15 @@ public final class ConnectionConfig {
     }
 
     /**
-     * What the peer may do to this side's QP: the exposed access when something is exposed ({@code shared}: a server's shared region).
+     * What the peer may do to this side's QP: the remote access of what is exposed ({@code shared}: a server's shared region).
      *
      * @param shared whether a server's shared region is exposed on the connection
-     * @return {@link #exposedAccess()} when memory is exposed, else no access at all
+     * @return the remote flags of {@link #exposedAccess()} when memory is exposed, else no access at all
      */
     public Set<Access> qpAccess(boolean shared) {
-        return exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
+        Set<Access> access = exposedBufferSize > 0 || shared ? exposedAccess() : EnumSet.noneOf(Access.class);
+        access.remove(Access.LOCAL_WRITE);  // not the peer's to use: memory registered only for this side (RPC staging) grants it
+        return access;
     }
 
     /** A copy with {@code change} applied to a mutable draft of this configuration. */
@@ -225,7 +246,7 @@ public final class ConnectionConfig {
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
-                && rnrRetryCount == c.rnrRetryCount && metrics == c.metrics && wiretap == c.wiretap;
+                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && metrics == c.metrics && wiretap == c.wiretap;
     }
 
     @Override
@@ -240,6 +261,7 @@ public final class ConnectionConfig {
                 + ", connect " + connectTimeout + ", operation " + operationTimeout + ", inline " + maxInlineData
                 + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex)
                 + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
+                + (ackTimeout < 0 ? "" : ", ACK timeout 2^" + ackTimeout + " x 4.096 us")
                 + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + "]";
     }
 
@@ -247,7 +269,7 @@ public final class ConnectionConfig {
     static final class Draft {
         int sendQueueDepth = 64, receiveQueueDepth = 64, bufferSize = 4096, bufferCount = 64, maxScatterGather = 4;
         int maxInlineData = 64, port = 1, gidIndex = -1;
-        int responderResources = 16, initiatorDepth = 16, retryCount = 7, rnrRetryCount = 7;
+        int responderResources = 16, initiatorDepth = 16, retryCount = 7, rnrRetryCount = 7, ackTimeout = -1;
         PollingMode pollingMode = PollingMode.ADAPTIVE;
         long exposedBufferSize;
         Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
@@ -276,6 +298,7 @@ public final class ConnectionConfig {
             initiatorDepth = c.initiatorDepth;
             retryCount = c.retryCount;
             rnrRetryCount = c.rnrRetryCount;
+            ackTimeout = c.ackTimeout;
             metrics = c.metrics;
             wiretap = c.wiretap;
         }

@@ -216,6 +216,29 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     }
 
     /**
+     * How long the NIC waits for an acknowledgement before it retransmits: the QP's local ACK
+     * timeout, 4.096 µs × 2^n, rounded up to the next such value. A peer that stops answering
+     * (gone, or the path to it broken) fails operations with
+     * {@link RdmaOperationException.RetryExceededException} after about (retry count + 1) × this
+     * ({@link #connectionParameters}); whatever it is, each operation still ends within
+     * {@link #operationTimeout}. Default: the setup path's own: rdma_cm's, which it derives from
+     * the path (RoCE on Linux 6.1: n = 19, about 2.1 s), and about 67 ms (n = 14) on the TCP path.
+     *
+     * @param timeout from 8.192 µs to about 2.4 hours
+     * @return a copy with that ACK timeout
+     */
+    public T ackTimeout(Duration timeout) {
+        long ns = timeout.toNanos();
+        int n = 1;
+        while (n < 31 && (4096L << n) < ns) n++;
+        if ((4096L << n) < ns || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("the ACK timeout is 4.096 us x 2^n with n from 1 to 31 (about 8 us to 2.4 hours), not " + timeout);
+        }
+        int exponent = n;
+        return with(d -> d.ackTimeout = exponent);
+    }
+
+    /**
      * Sends and writes up to this size go inline: the NIC takes the bytes with the work request,
      * without a DMA read of the buffer (if the device grants that much).
      *

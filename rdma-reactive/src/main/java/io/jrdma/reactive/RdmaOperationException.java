@@ -24,44 +24,78 @@ public class RdmaOperationException extends WorkCompletionException {
      *         or {@link FlushedException} for those statuses, else an RdmaOperationException; not thrown
      */
     public static RdmaOperationException of(WorkCompletion wc, @Nullable WcOpcode posted) {
+        return of(wc, posted, null);
+    }
+
+    /**
+     * The typed exception for a failed completion taken while the connection was closing because
+     * of {@code closing} (the peer went away, a local close, an earlier error): that reason becomes
+     * the cause and is part of the message, since a flushed request, or a remote error from a peer
+     * that is going away, is explained by it rather than by the request.
+     *
+     * @param wc      the completion
+     * @param posted  the opcode posted under its wr_id, or null when unknown
+     * @param closing why the connection was closing when the completion was taken, or null if it was not
+     * @return as {@link #of(WorkCompletion, WcOpcode)}, with {@code closing} as its cause; not thrown
+     */
+    public static RdmaOperationException of(WorkCompletion wc, @Nullable WcOpcode posted, @Nullable Throwable closing) {
         WorkCompletion named = wc.opcode() == WcOpcode.UNKNOWN || wc.status() != WcStatus.IBV_WC_SUCCESS && posted != null
                 ? new WorkCompletion(wc.wrId(), wc.status(), posted, wc.byteLength(), wc.hasImmediate(), wc.immediate(), wc.qpNumber(),
                         wc.vendorError())
                 : wc;
-        return switch (wc.status()) {
-            case IBV_WC_REM_ACCESS_ERR -> new RemoteAccessException(named);
-            case IBV_WC_RETRY_EXC_ERR -> new RetryExceededException(named);
-            case IBV_WC_RNR_RETRY_EXC_ERR -> new ReceiverNotReadyException(named);
-            case IBV_WC_WR_FLUSH_ERR -> new FlushedException(named);
-            default -> new RdmaOperationException(named, null);
+        String why = closing == null ? null : closing.getMessage();
+        RdmaOperationException e = switch (wc.status()) {
+            case IBV_WC_REM_ACCESS_ERR -> new RemoteAccessException(named, why);
+            case IBV_WC_RETRY_EXC_ERR -> new RetryExceededException(named, why);
+            case IBV_WC_RNR_RETRY_EXC_ERR -> new ReceiverNotReadyException(named, why);
+            case IBV_WC_WR_FLUSH_ERR -> new FlushedException(named, why);
+            // SoftRoCE's answer to a packet it cannot transmit, the lab's link-down test found
+            case IBV_WC_LOC_QP_OP_ERR -> new RdmaOperationException(named, detail("the device could not execute the request (SoftRoCE"
+                    + " reports this when it cannot transmit: is the network link down?)", why));
+            default -> new RdmaOperationException(named, why == null ? null : "meanwhile: " + why);
         };
+        if (closing != null) e.initCause(closing);
+        return e;
     }
 
-    /** The peer's NIC refused the access: wrong rkey, range outside its region, or missing permission. */
+    /** The detail, and what happened to the connection meanwhile (null: nothing). */
+    private static String detail(String detail, @Nullable String meanwhile) {
+        return meanwhile == null ? detail : detail + "; meanwhile: " + meanwhile;
+    }
+
+    /**
+     * The peer's NIC refused the access: a wrong rkey, a range outside its region, missing
+     * permission, or a region the peer deregistered (closed, or freed as its process exited).
+     */
     public static final class RemoteAccessException extends RdmaOperationException {
-        RemoteAccessException(WorkCompletion wc) {
-            super(wc, "the remote refused the access (wrong rkey, out-of-range address or missing permission); the QP is now in error");
+        RemoteAccessException(WorkCompletion wc, @Nullable String meanwhile) {
+            super(wc, detail("the remote refused the access (a wrong rkey, a range outside its region, missing permission, or a region"
+                    + " the peer deregistered: closed, or freed as its process exited); the QP is now in error", meanwhile));
         }
     }
 
     /** No ACK from the peer within timeout × retry count: the peer is gone or the path is broken. */
     public static final class RetryExceededException extends RdmaOperationException {
-        RetryExceededException(WorkCompletion wc) {
-            super(wc, "the peer did not acknowledge (gone, or the path is broken)");
+        RetryExceededException(WorkCompletion wc, @Nullable String meanwhile) {
+            super(wc, detail("the peer did not acknowledge within the retries (it is gone, or the path to it is broken)", meanwhile));
         }
     }
 
     /** The peer had no receive posted for every retry. */
     public static final class ReceiverNotReadyException extends RdmaOperationException {
-        ReceiverNotReadyException(WorkCompletion wc) {
-            super(wc, "the peer had no receive buffer posted");
+        ReceiverNotReadyException(WorkCompletion wc, @Nullable String meanwhile) {
+            super(wc, detail("the peer had no receive buffer posted", meanwhile));
         }
     }
 
-    /** The QP went to error (connection closed or failed) before this request executed. */
+    /**
+     * The QP went to error (connection closed or failed) before this request executed; the cause,
+     * when known, is why, and the message says it too.
+     */
     public static final class FlushedException extends RdmaOperationException {
-        FlushedException(WorkCompletion wc) {
-            super(wc, "flushed: the connection closed or failed before the request executed");
+        FlushedException(WorkCompletion wc, @Nullable String why) {
+            super(wc, why == null ? "flushed: the connection closed or failed before the request executed"
+                    : "flushed: the connection closed before the request executed, because: " + why);
         }
     }
 }

@@ -43,6 +43,39 @@ class RdmaOperationExceptionTest {
     }
 
     @Test
+    void anErrorTakenWhileTheConnectionClosedNamesWhyInItsMessageAndCause() {
+        ConnectionException.Closed gone = new ConnectionException.Closed("rdma_cm 10.77.0.1:0 -> 10.77.0.2:7471: the peer disconnected");
+        WorkCompletion flush = new WorkCompletion(7, WcStatus.IBV_WC_WR_FLUSH_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0);
+        RdmaOperationException flushed = RdmaOperationException.of(flush, WcOpcode.RDMA_READ, gone);
+        assertSame(gone, flushed.getCause());
+        assertTrue(flushed.getMessage().endsWith("flushed: the connection closed before the request executed, because: rdma_cm"
+                + " 10.77.0.1:0 -> 10.77.0.2:7471: the peer disconnected"), flushed.getMessage());
+        WorkCompletion refused = new WorkCompletion(8, WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0);
+        RdmaOperationException remote = RdmaOperationException.of(refused, WcOpcode.RDMA_READ, gone);
+        assertTrue(remote.getMessage().startsWith("IBV_WC_REM_ACCESS_ERR"), remote.getMessage());
+        assertTrue(remote.getMessage().endsWith("; meanwhile: rdma_cm 10.77.0.1:0 -> 10.77.0.2:7471: the peer disconnected"),
+                "both the verbs status and the peer's departure: " + remote.getMessage());
+        assertTrue(RdmaOperationException.of(refused, WcOpcode.RDMA_READ, null).getMessage().contains("a region the peer deregistered"),
+                "without a departure, the causes a remote access error can have");
+        assertSame(null, RdmaOperationException.of(flush, WcOpcode.SEND).getCause());
+    }
+
+    @Test
+    void aLocalQpOperationErrorAsksWhetherTheLinkIsDown() {
+        // what SoftRoCE reports for a work request it cannot transmit (LinkFaultTest takes the link down)
+        RdmaOperationException e = failed(WcStatus.IBV_WC_LOC_QP_OP_ERR, WcOpcode.SEND, WcOpcode.RDMA_WRITE);
+        assertSame(RdmaOperationException.class, e.getClass());
+        assertTrue(e.getMessage().startsWith("IBV_WC_LOC_QP_OP_ERR"), e.getMessage());
+        assertTrue(e.getMessage().contains("is the network link down?"), e.getMessage());
+        ConnectionException.Closed closing = new ConnectionException.Closed("QP 0x11 is closed");
+        RdmaOperationException meanwhile = RdmaOperationException.of(
+                new WorkCompletion(7, WcStatus.IBV_WC_LOC_QP_OP_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0), WcOpcode.RDMA_WRITE, closing);
+        assertTrue(meanwhile.getMessage().contains("is the network link down?") && meanwhile.getMessage().endsWith("QP 0x11 is closed"),
+                meanwhile.getMessage());
+        assertSame(closing, meanwhile.getCause());
+    }
+
+    @Test
     void theDevicesVendorErrorIsCarriedIntoTheExceptionAndItsMessage() {
         // a device explains a status further with its own code (mlx5: the error CQE's syndrome)
         WorkCompletion wc = new WorkCompletion(7, WcStatus.IBV_WC_LOC_PROT_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0x88);

@@ -54,6 +54,9 @@ public abstract class MemoryInternals {
     /** Leak detection for a message delivered to the application through {@code connection}'s receive() called at {@code site}. */
     public abstract void track(ReceivedMessage message, Leaks.Site site, String connection);
 
+    /** The protection domain {@code pool}'s buffers are registered in (null for a pool made without one). */
+    public abstract ProtectionDomain protectionDomain(BufferPool pool);
+
     /** A received message; {@code onRelease} (not null, shared by all of a connection's messages) runs once, after its release. */
     public abstract ReceivedMessage message(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease);
 }

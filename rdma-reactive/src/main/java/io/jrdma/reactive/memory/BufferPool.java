@@ -34,6 +34,7 @@ public final class BufferPool implements AutoCloseable {
         MemoryInternals.install(new Internals());
     }
 
+    private final @Nullable ProtectionDomain pd;  // where the buffers are registered; null for a pool made without one
     private final Runnable deregister;
     private final long bufferSize;
     private final RegisteredBuffer[] all;
@@ -52,6 +53,12 @@ public final class BufferPool implements AutoCloseable {
      * {@code deregister} once the last buffer is back after {@link #close()}.
      */
     BufferPool(MemorySegment memory, int lkey, int rkey, long bufferSize, int count, Runnable deregister) {
+        this(null, memory, lkey, rkey, bufferSize, count, deregister);
+    }
+
+    private BufferPool(@Nullable ProtectionDomain pd, MemorySegment memory, int lkey, int rkey, long bufferSize, int count,
+                       Runnable deregister) {
+        this.pd = pd;
         this.deregister = deregister;
         this.bufferSize = bufferSize;
         this.all = new RegisteredBuffer[count];
@@ -86,7 +93,7 @@ public final class BufferPool implements AutoCloseable {
     static BufferPool register(ProtectionDomain pd, long bufferSize, int count, Set<Access> access, Runnable afterDeregister) {
         if (bufferSize <= 0 || count <= 0) throw new IllegalArgumentException("buffer size and count must be positive");
         MemoryRegion region = pd.allocateRegistered(stride(bufferSize) * count, access);
-        return new BufferPool(region.segment(), region.lkey(), region.rkey(), bufferSize, count, () -> {
+        return new BufferPool(pd, region.segment(), region.lkey(), region.rkey(), bufferSize, count, () -> {
             region.close();
             afterDeregister.run();
         });
@@ -340,6 +347,11 @@ public final class BufferPool implements AutoCloseable {
         @Override
         public int index(RegisteredBuffer buffer) {
             return buffer.index();
+        }
+
+        @Override
+        public @Nullable ProtectionDomain protectionDomain(BufferPool pool) {
+            return pool.pd;
         }
 
         @Override

@@ -28,9 +28,10 @@ import reactor.core.scheduler.Schedulers;
  * peer to make the server load or execute anything else. Immutable: every setter returns a new
  * server configuration; {@link #bind()} fixes the function set.
  * <p>
- * Each connection uses its exposed buffer as private staging memory (payloads fetched with RDMA
- * READ, large responses written with WRITE_WITH_IMM). When the {@code RdmaServer} exposes none,
- * {@link #stagingBuffer} bytes are added with local access only, so no client can touch them.
+ * Each connection has private staging memory (payloads fetched into it with RDMA READ, large
+ * responses written from it with WRITE_WITH_IMM), {@link #stagingBuffer} bytes, or the size the
+ * {@code RdmaServer} was given with {@code exposeBuffer}. It is registered with local access only,
+ * whatever access that asked for: no client ever reads or writes it, and none is advertised.
  */
 public final class RpcServer {
     private final RdmaServer rdma;
@@ -176,8 +177,9 @@ public final class RpcServer {
     }
 
     /**
-     * Registered staging memory per connection when the {@code RdmaServer} exposes none (default
-     * 4 MiB): the largest fetched payload and the largest written response.
+     * Registered staging memory per connection, local access only, when the {@code RdmaServer}
+     * sets no size with {@code exposeBuffer} (default 4 MiB): the largest fetched payload and the
+     * largest written response.
      *
      * @param bytes from 64 to 2 GiB - 1
      * @return a copy with that staging size
@@ -228,7 +230,9 @@ public final class RpcServer {
                 if (all.putIfAbsent(name, h) != null) throw new IllegalStateException("function '" + name + "' is registered and also provided");
             });
             FunctionRegistry registry = FunctionRegistry.of(all);
-            RdmaServer server = rdma.configuration().exposedBufferSize() > 0 ? rdma : rdma.exposeBuffer(settings.stagingBytes, Access.LOCAL_WRITE);
+            // least privilege: staging is a READ target and a WRITE source of this side only, so no remote access
+            long staging = rdma.configuration().exposedBufferSize() > 0 ? rdma.configuration().exposedBufferSize() : settings.stagingBytes;
+            RdmaServer server = rdma.exposeBuffer(staging, Access.LOCAL_WRITE);
             ServerCore core = new ServerCore(registry, settings);
             return server.bind().map(bound -> new DisposableRpcServer(bound, core));
         });

@@ -33,14 +33,18 @@ import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -112,6 +116,13 @@ public final class ConnectionCore implements Loop.Member {
     private final Observer observer;             // Observer.NONE unless metrics or wiretap
     private final long[] postedAt, postedBytes;  // per send slot, only for an observer that wants them
     private final CloseState close = new CloseState();
+    /**
+     * A remote error's completion and the flushes after it, while the connection waits for the
+     * setup path to report whether the peer went away (loop thread; null when nothing waits).
+     */
+    private List<WorkCompletion> heldErrors;
+    private volatile boolean holdingErrors;
+    private volatile ConnectionException.Closed departure;  // what the setup path reported while they waited
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
 
@@ -216,6 +227,7 @@ public final class ConnectionCore implements Loop.Member {
                 undo.add(qp::close);
                 BufferPool receivePool = null;
                 if (srq == null) {
+                    // least privilege (DeviceDomain.pool): receives land here, nothing remote ever does
                     receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
                     undo.add(receivePool::close);
                 }
@@ -223,6 +235,7 @@ public final class ConnectionCore implements Loop.Member {
                 if (sharedExposed != null) {
                     exposed = sharedExposed.retain();
                 } else if (config.exposedBufferSize() > 0) {
+                    // exactly the remote access the application listed (none for an RPC server's staging)
                     Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
                     access.addAll(config.exposedAccess());
                     exposed = domain.region(config.exposedBufferSize(), access);
@@ -276,12 +289,21 @@ public final class ConnectionCore implements Loop.Member {
 
     /** The setup path saw the peer go in an orderly way (DISCONNECTED, socket EOF). */
     public void peerClosed(String why) {
-        beginClose(new ConnectionException.Closed(description + ": " + why, true));
+        peerGone(new ConnectionException.Closed(description + ": " + why, true));
     }
 
     /** The setup path lost the peer to a failure (device removed, control connection reset). */
     public void peerLost(String why) {
-        beginClose(new ConnectionException.Closed(description + ": " + why, false));
+        peerGone(new ConnectionException.Closed(description + ": " + why, false));
+    }
+
+    private void peerGone(ConnectionException.Closed why) {
+        if (holdingErrors) {  // a remote error waits for exactly this: it is reported with it, and closes the connection, now
+            departure = why;
+            loop.execute(this::releaseHeldErrors);
+            return;
+        }
+        beginClose(why);
     }
 
     /** Runs {@code action} once the connection is destroyed (QP gone, memory released). */
@@ -322,6 +344,11 @@ public final class ConnectionCore implements Loop.Member {
         return domain;
     }
 
+    /** The protection domain of the QP: work requests may only name memory registered in it. */
+    public ProtectionDomain protectionDomain() {
+        return domain.pd();
+    }
+
     public RemoteBuffer remote() {
         return remote;
     }
@@ -342,6 +369,7 @@ public final class ConnectionCore implements Loop.Member {
     public synchronized BufferPool copyPool() {
         if (copyPool == null) {
             if (close.isClosing()) return NO_POOL;
+            // sends and WRITEs read it, READs and atomics write into it: local access only (DeviceDomain.pool)
             copyPool = domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE));
         }
         return copyPool;
@@ -402,6 +430,15 @@ public final class ConnectionCore implements Loop.Member {
 
     /** The send queue's poster: one operation as one WR, or several as one chain, in reusable WRs. */
     private final class Poster implements SendQueue.Poster {
+        @Override
+        public @Nullable RuntimeException refuses(RegisteredBuffer b) {
+            if (memory.protectionDomain(b.pool()) == domain.pd()) return null;
+            // a device that checks refuses it late, with IBV_WC_LOC_PROT_ERR, which closes the connection; rxe 6.1 does not even check
+            return new IllegalArgumentException(b + " is registered in another protection domain than " + ConnectionCore.this + " (that of "
+                    + domain.deviceName() + " in its RdmaResources): use buffers of this connection's domain() or buffers(), or"
+                    + " of another connection on the same device and RdmaResources");
+        }
+
         @Override
         public void post(SendQueue.Op op, int slot) {
             encode(chain[0], op, slot);
@@ -516,8 +553,76 @@ public final class ConnectionCore implements Loop.Member {
             int slot = (int) wc.wrId();
             observer.completed(wc.opcode(), wc.status(), wc.wrId(), postedBytes[slot], postedAt != null ? System.nanoTime() - postedAt[slot] : -1);
         }
+        if (heldErrors != null || !wc.isSuccess() && awaitsDeparture(wc.status()) && !close.isClosing()) {
+            holdError(wc);
+            return;
+        }
+        if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && !close.isClosing()) beginClose(qpInError());
         RdmaOperationException error = sendQueue.complete((int) wc.wrId(), wc);
         if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
+    }
+
+    // ------------------------------------------------------------------------------ a remote error, and the peer going away
+
+    /**
+     * How long a remote error waits for the setup path to report that the peer went away, before
+     * it closes the connection. A process that exits frees its memory, destroys its QPs and
+     * disconnects all at once, so a READ or WRITE in flight may meet memory already deregistered
+     * (IBV_WC_REM_ACCESS_ERR) just before its DREQ or socket EOF arrives here: the error then says
+     * that the peer went away, rather than only blame the rkey or the range. The connection is
+     * closing anyway; only its error is reported this much later.
+     */
+    static final Duration DEPARTURE_WAIT = Duration.ofMillis(250);
+
+    /** The statuses a peer that goes away mid-request can cause: errors the remote side reports, or its silence. */
+    private static boolean awaitsDeparture(WcStatus status) {
+        return switch (status) {
+            case IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_OP_ERR, IBV_WC_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * Holds a remote error's completion (and the flushes after it) until the peer's departure is
+     * reported or {@link #DEPARTURE_WAIT} passes. The QP is in ERR already (an RC error), so
+     * nothing executes meanwhile: posts flush, and their completions wait here too, in order.
+     */
+    private void holdError(WorkCompletion wc) {
+        if (heldErrors == null) {
+            heldErrors = new ArrayList<>();
+            holdingErrors = true;
+            // a flushed receive must not be posted again into the QP in ERR (it would come back at once, over and over)
+            if (receiveQueue != null) receiveQueue.close();
+            if (close.isClosing()) {  // the setup path raced this: the peer is known to be gone, or a close began
+                loop.execute(this::releaseHeldErrors);
+            } else {
+                try {
+                    Schedulers.parallel().schedule(() -> loop.execute(this::releaseHeldErrors), DEPARTURE_WAIT.toMillis(),
+                            TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    loop.execute(this::releaseHeldErrors);  // no timer any more: report the error as it is
+                }
+            }
+        }
+        heldErrors.add(wc);
+    }
+
+    /**
+     * Fails the held operations, the first with its own error (naming the departure, if one was
+     * reported), then closes the connection with that error as the cause. Loop thread; once.
+     */
+    private void releaseHeldErrors() {
+        List<WorkCompletion> held = heldErrors;
+        if (held == null) return;
+        heldErrors = null;
+        holdingErrors = false;
+        WorkCompletion first = held.getFirst();
+        Throwable meanwhile = close.isClosing() ? close.cause() : departure;
+        RdmaOperationException error = RdmaOperationException.of(first, null, meanwhile);
+        // signalled before the close fails the posts still waiting for a credit: a stream sees the first error first
+        sendQueue.complete((int) first.wrId(), first, error);
+        beginClose(error);
+        for (int i = 1; i < held.size(); i++) sendQueue.complete((int) held.get(i).wrId(), held.get(i));
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
@@ -528,6 +633,7 @@ public final class ConnectionCore implements Loop.Member {
         observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
         RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
         if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
+        else if (heldErrors == null && !close.isClosing()) beginClose(qpInError());  // else it would be posted again, and flush again
         buffer.release();  // posted again, or freed when closing
     }
 
@@ -538,8 +644,21 @@ public final class ConnectionCore implements Loop.Member {
         inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
     }
 
+    /**
+     * A flush while nothing here closed the connection: the QP entered the error state on its own.
+     * A responder that refuses a request (an rkey, range or operation it did not grant) moves its
+     * QP to ERR, and rxe raises no async event for it; so a peer that misbehaves fails its own
+     * side and this one, and nothing else.
+     */
+    private ConnectionException.Closed qpInError() {
+        return new ConnectionException.Closed(description + ": the QP entered the error state without a failed request of this side"
+                + " (the device refused a request from the peer: an rkey, range or operation this side did not grant)", false);
+    }
+
     private void onAsyncEvent(AsyncEvent e) {
         if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name(), false));
+        // with a shared receive queue nothing flushes when the QP enters ERR: this event is the sign (no effect when closing)
+        else if (e.isLastWqeReached() && srq != null) beginClose(qpInError());
     }
 
     @Override
@@ -557,7 +676,9 @@ public final class ConnectionCore implements Loop.Member {
     /** The closure error of this connection, with its cause. */
     public ConnectionException.Closed closedError() {
         Throwable cause = close.cause();
-        return cause instanceof ConnectionException.Closed c ? c : new ConnectionException.Closed(description + " is closed", cause);
+        if (cause instanceof ConnectionException.Closed c) return c;
+        // the cause's words too: what reaches a user (a receives() failure, a late post) says what happened
+        return new ConnectionException.Closed(description + " is closed" + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
     /**

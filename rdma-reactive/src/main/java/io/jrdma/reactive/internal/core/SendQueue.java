@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
-import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
@@ -55,6 +54,12 @@ import reactor.core.scheduler.Scheduler;
  *     completions made possible go out as one chain, with one doorbell;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
  *     a completion that arrives before the subscriber requested waits for the request;</li>
+ * <li>an argument the NIC would refuse, or worse, not refuse (a range outside a buffer, a buffer the
+ *     {@link Poster} refuses because it is registered in another protection domain than the QP's)
+ *     fails the operation at subscription, before it is queued: it takes no credit, holds no buffer;</li>
+ * <li>a failed completion taken once the queue is closing has the closure's reason as its cause:
+ *     that reason explains a flush, and a remote error from a peer that is going away; the
+ *     connection may give the error instead (one it held until it could say why).</li>
  * <li>an operation ({@link Op}) is its own {@code Mono}, its first subscriber's {@code Subscription}
  *     and its own entry in the waiting queue and the in-flight table, so a post allocates nothing
  *     but the {@code Mono} the caller holds and its {@link WorkCompletion}. Nothing is recycled: a
@@ -90,6 +95,15 @@ public final class SendQueue {
          */
         default int postChain(int count, RuntimeException[] failure) {
             throw new UnsupportedOperationException();
+        }
+
+        /**
+         * Why the QP cannot use {@code buffer} (registered in another protection domain: a device
+         * that checks fails it late, and the connection with it); null if it can. Checked before
+         * the operation is queued, for each of its buffers.
+         */
+        default @Nullable RuntimeException refuses(RegisteredBuffer buffer) {
+            return null;
         }
     }
 
@@ -401,8 +415,16 @@ public final class SendQueue {
      * @return the operation's error, or null if it succeeded (or the slot held nothing)
      */
     @Nullable RdmaOperationException complete(int slot, WorkCompletion wc) {
+        return complete(slot, wc, null);
+    }
+
+    /**
+     * {@link #complete(int, WorkCompletion)}, failing the operation with {@code error} when given
+     * (a connection's first error, held until it could say why: {@link ConnectionCore}).
+     */
+    @Nullable RdmaOperationException complete(int slot, WorkCompletion wc, @Nullable RdmaOperationException error) {
         Op op = inFlight.getAndSet(slot, null);
-        RdmaOperationException error = null;
+        RdmaOperationException failed = null;
         if (op != null) {
             posted.decrementAndGet();
             returnSlot(slot);
@@ -410,14 +432,13 @@ public final class SendQueue {
             if (wc.isSuccess()) {
                 op.succeed(wc);
             } else {
-                error = RdmaOperationException.of(wc, completionOpcode(op.opcode));
-                Throwable cause = closeCause;
-                if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && cause != null) error.initCause(cause);
-                op.fail(error);
+                // closing already: its reason explains a flush, and a remote error from a peer that is going away
+                failed = error != null ? error : RdmaOperationException.of(wc, completionOpcode(op.opcode), closeCause);
+                op.fail(failed);
             }
         }
         drain();
-        return error;
+        return failed;
     }
 
     /** From now on nothing is posted; the next {@link #drain()} fails waiting operations with {@code closedError}. */
@@ -630,6 +651,15 @@ public final class SendQueue {
                 }
                 if (n == 0 && opcode != SendOpcode.SEND && opcode != SendOpcode.SEND_WITH_IMM && opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
                     return new IllegalArgumentException(opcode + " needs at least one scatter-gather element");
+                }
+                if (sges == null) {
+                    RuntimeException refused = queue.poster.refuses(buffer);
+                    if (refused != null) return refused;
+                } else {
+                    for (ScatterGatherElement s : sges) {
+                        RuntimeException refused = queue.poster.refuses(s.buffer());
+                        if (refused != null) return refused;
+                    }
                 }
                 if (remote != null) remote.checkRange(remoteOffset, length);
                 return null;

@@ -20,6 +20,8 @@ final class AsyncEvents {
 
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.domain");
     private static final Map<Long, Consumer<AsyncEvent>> WATCHERS = new ConcurrentHashMap<>();
+    /** Per context: who hears of the device's own events (DEVICE_FATAL): each loop serving the device. */
+    private static final Map<Long, Map<Object, Consumer<AsyncEvent>>> DEVICE_WATCHERS = new ConcurrentHashMap<>();
     private static final Map<Long, Object> READ_LOCKS = new ConcurrentHashMap<>();
 
     static void watch(long address, Consumer<AsyncEvent> watcher) {
@@ -28,6 +30,16 @@ final class AsyncEvents {
 
     static void unwatch(long address) {
         WATCHERS.remove(address);
+    }
+
+    /** {@code watcher}, known by {@code key}, hears of {@code context}'s device events until unwatched. */
+    static void watchDevice(Context context, Object key, Consumer<AsyncEvent> watcher) {
+        DEVICE_WATCHERS.computeIfAbsent(context.handle().address(), a -> new ConcurrentHashMap<>()).put(key, watcher);
+    }
+
+    static void unwatchDevice(Context context, Object key) {
+        Map<Object, Consumer<AsyncEvent>> w = DEVICE_WATCHERS.get(context.handle().address());
+        if (w != null) w.remove(key);
     }
 
     /** Takes every pending event of {@code context} without waiting and dispatches it. */
@@ -39,17 +51,35 @@ final class AsyncEvents {
                 e = context.nextAsyncEvent(Duration.ZERO);
             }
             if (e.isEmpty()) return;
-            AsyncEvent event = e.get();
-            Consumer<AsyncEvent> w = WATCHERS.get(event.elementAddress());
-            if (w == null) {
-                LOG.log(Level.DEBUG, () -> context.deviceName() + ": " + event.name() + " (nobody watches it)");
-                continue;
-            }
-            try {
-                w.accept(event);
-            } catch (RuntimeException ex) {
-                LOG.log(Level.WARNING, "handling " + event.name() + " on " + context.deviceName() + " failed", ex);
-            }
+            dispatch(context, e.get());
+        }
+    }
+
+    /**
+     * Hands an event of {@code context} to whoever watches the QP, SRQ or CQ it names, or, for the
+     * device's fatal error, to every loop serving the device. Also where tests inject the events
+     * rxe never raises (QP fatal, CQ overrun, device fatal): the one seam, outside the hot path.
+     */
+    static void dispatch(Context context, AsyncEvent event) {
+        if (event.isDeviceFatal()) {
+            LOG.log(Level.ERROR, context.deviceName() + ": " + event.name() + ": its connections are closed");
+            Map<Object, Consumer<AsyncEvent>> loops = DEVICE_WATCHERS.get(context.handle().address());
+            if (loops != null) loops.values().forEach(w -> deliver(context, event, w));
+            return;
+        }
+        Consumer<AsyncEvent> w = WATCHERS.get(event.elementAddress());
+        if (w == null) {
+            LOG.log(Level.DEBUG, () -> context.deviceName() + ": " + event.name() + " (nobody watches it)");
+            return;
+        }
+        deliver(context, event, w);
+    }
+
+    private static void deliver(Context context, AsyncEvent event, Consumer<AsyncEvent> watcher) {
+        try {
+            watcher.accept(event);
+        } catch (RuntimeException ex) {
+            LOG.log(Level.WARNING, "handling " + event.name() + " on " + context.deviceName() + " failed", ex);
         }
     }
 }

@@ -67,7 +67,19 @@ public final class DeviceDomain implements MemoryDomain {
         return pool;
     }
 
-    /** A pool of {@code count} buffers of {@code bufferSize} bytes, counted in {@link #registeredBytes()}. */
+    /**
+     * A pool of {@code count} buffers of {@code bufferSize} bytes, counted in {@link #registeredBytes()}.
+     *
+     * <p>Every registration of the library comes through here, and each asks for the least access
+     * its use needs: {@code LOCAL_WRITE} where only this side's device writes (receive pools, SRQ
+     * slabs, copy pools, which READs and atomics land in, and an RPC server's staging memory), and
+     * remote access only for memory the application exposed, exactly as it listed it
+     * ({@code exposeBuffer}, {@code exposeSharedBuffer}, {@link #createPool}, {@link #register}),
+     * plus {@code LOCAL_WRITE}, which verbs requires beside remote write and atomics. All of a
+     * device's connections share this protection domain, so a peer's QP can reach any region of
+     * it whose rkey and address it knows: that is why nothing else carries remote access, and
+     * only such regions are advertised (the connection descriptor).
+     */
     public BufferPool pool(long bufferSize, int count, Set<Access> access) {
         long bytes = ((bufferSize + 63) & ~63L) * count;
         BufferPool pool = MemoryInternals.get().register(pd, bufferSize, count, access, () -> deregistered(bytes));

@@ -1,10 +1,12 @@
 package io.jrdma.reactive.internal.loop;
 
+import io.jrdma.ffm.AsyncEvent;
 import io.jrdma.ffm.CompletionChannel;
 import io.jrdma.ffm.CompletionQueue;
 import io.jrdma.ffm.PollSet;
 import io.jrdma.ffm.Wakeup;
 import io.jrdma.ffm.WorkCompletions;
+import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.PollingMode;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
@@ -15,6 +17,8 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -183,10 +187,19 @@ public final class Loop implements Executor {
             if (device == null) {
                 device = new LoopDevice(domain, domain.context().createCompletionChannel());
                 devices.put(domain, device);
+                LoopDevice d = device;
+                AsyncEvents.watchDevice(domain.context(), this, e -> execute(() -> {
+                    List<Member> all;
+                    synchronized (cqLock) {
+                        all = d.allMembers();
+                    }
+                    closeOnDeviceEvent(all, e);
+                }));
                 pollSetStale = true;
             }
             LoopCq chosen = null;
             for (LoopCq c : device.cqs) {
+                if (c.broken) continue;
                 int extra = srq == null || c.srqUsers.containsKey(srq) ? 0 : srqEntries;
                 if (c.reserved + entries + extra <= c.capacity) {
                     chosen = c;
@@ -198,6 +211,8 @@ public final class Loop implements Executor {
                 int vector = domain.context().numCompletionVectors() == 0 ? 0 : index % domain.context().numCompletionVectors();
                 CompletionQueue cq = domain.context().createCompletionQueue(size, device.channel, vector);
                 chosen = new LoopCq(device, cq, device.cqs.isEmpty());
+                LoopCq watched = chosen;
+                AsyncEvents.watch(cq.handle().address(), e -> execute(() -> cqFailed(watched, e)));
                 device.cqs.add(chosen);
                 LoopCq[] more = Arrays.copyOf(cqs, cqs.length + 1);
                 more[more.length - 1] = chosen;
@@ -225,7 +240,7 @@ public final class Loop implements Executor {
                 c.reserved -= lease.srq.maxPosted();
             }
             load.decrementAndGet();
-            if (c.reserved == 0 && !c.first) {
+            if (c.reserved == 0 && (!c.first || c.broken)) {
                 c.device.cqs.remove(c);
                 cqs = Arrays.stream(cqs).filter(x -> x != c).toArray(LoopCq[]::new);
                 emptied = c;
@@ -240,6 +255,7 @@ public final class Loop implements Executor {
     }
 
     private static void destroy(LoopCq c) {
+        AsyncEvents.unwatch(c.cq.handle().address());
         try {
             c.cq.close();
         } catch (RuntimeException e) {
@@ -253,6 +269,7 @@ public final class Loop implements Executor {
      */
     public void register(CqLease lease, int qpNumber, Member member) {
         lease.cq.device.members.put(qpNumber, member);
+        lease.cq.members.add(member);
         memberCount.incrementAndGet();
         modes.incrementAndGet(member.pollingMode().ordinal());
         wakeIfSleeping();  // the polling mode may have changed
@@ -260,9 +277,29 @@ public final class Loop implements Executor {
 
     /** Stops routing; called by the member as it is destroyed. */
     public void unregister(CqLease lease, int qpNumber, Member member) {
+        lease.cq.members.remove(member);
         if (lease.cq.device.members.remove(qpNumber, member)) {
             memberCount.decrementAndGet();
             modes.decrementAndGet(member.pollingMode().ordinal());
+        }
+    }
+
+    /**
+     * IBV_EVENT_CQ_ERR (an overrun, or the CQ failed): no completion comes through it any more, so
+     * every connection on it is closed, and it takes no new one; it is destroyed once they are gone
+     * (their drains end at the deadline: their flushes cannot arrive either). Loop thread.
+     */
+    private void cqFailed(LoopCq c, AsyncEvent e) {
+        synchronized (cqLock) {
+            c.broken = true;
+        }
+        closeOnDeviceEvent(List.copyOf(c.members), e);
+    }
+
+    private void closeOnDeviceEvent(List<Member> members, AsyncEvent e) {
+        for (Member m : members) {
+            m.fail(new ConnectionException.Closed(m + ": the device reported " + e.name()
+                    + (e.isCqError() ? " on its completion queue" : ""), false));
         }
     }
 
@@ -502,6 +539,7 @@ public final class Loop implements Executor {
             cqs = new LoopCq[0];
         }
         for (LoopDevice d : all) {
+            AsyncEvents.unwatchDevice(d.domain.context(), this);
             for (LoopCq c : d.cqs) destroy(c);
             Integer slot = channelSlots.remove(d);
             if (slot != null) pollSet.remove(slot);
@@ -532,6 +570,13 @@ public final class Loop implements Executor {
             this.domain = domain;
             this.channel = channel;
         }
+
+        /** The members of every CQ of this device on the loop. Under the loop's cqLock. */
+        List<Member> allMembers() {
+            List<Member> all = new ArrayList<>();
+            for (LoopCq c : cqs) all.addAll(c.members);
+            return all;
+        }
     }
 
     /** A shared CQ and the entries reserved on it. */
@@ -542,6 +587,10 @@ public final class Loop implements Executor {
         /** The device's first CQ on this loop stays while the loop lives; later ones go when empty. */
         final boolean first;
         int reserved;                                                // guarded by the loop's cqLock
+        /** Failed (IBV_EVENT_CQ_ERR): takes no new connection. Guarded by the loop's cqLock. */
+        boolean broken;
+        /** The connections whose completions come here. */
+        final Set<Member> members = ConcurrentHashMap.newKeySet();
         final Map<SharedReceiver, Integer> srqUsers = new HashMap<>();  // guarded by the loop's cqLock
 
         LoopCq(LoopDevice device, CompletionQueue cq, boolean first) {

@@ -118,7 +118,7 @@ public final class SharedReceiver {
     }
 
     private void addSlab() {
-        BufferPool slab = domain.pool(bufferSize, slabSize, EnumSet.of(Access.LOCAL_WRITE));
+        BufferPool slab = domain.pool(bufferSize, slabSize, EnumSet.of(Access.LOCAL_WRITE));  // receives only: never remote
         int number;
         synchronized (this) {
             number = slabs.size();

@@ -121,6 +121,7 @@ final class CmConnect implements CmEvents.Handler {
         // receives are posted before connecting: the server may send the moment it is established
         core.postReceives();
         byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core.exposed()).encode();
+        Parameters.ackTimeout(config, id);
         id.connect(Parameters.cm(config, data));
     }
 

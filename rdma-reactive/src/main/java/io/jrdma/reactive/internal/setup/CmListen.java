@@ -130,6 +130,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 mine = ((AcceptDecision.Accept) decision).privateData();
             }
             core.postReceives();  // before accepting: the client may send the moment it is established
+            Parameters.ackTimeout(settings.config(), id);
             id.accept(Parameters.cm(settings.config(), mine));
         } catch (RuntimeException ex) {
             // not accepted (the accept is the last step): the client learns why instead of a bare reject

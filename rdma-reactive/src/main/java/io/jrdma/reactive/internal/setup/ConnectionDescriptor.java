@@ -1,5 +1,6 @@
 package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -33,9 +34,15 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         }
     }
 
-    /** This side's descriptor: its receive credit and buffer size, and the memory it exposes (or none). */
+    /**
+     * This side's descriptor: its receive credit and buffer size, and the memory it exposes (or
+     * none). Only a region registered with remote access is advertised: an RPC server's staging
+     * memory, say, is the connection's "exposed" region with local access only, and its address and
+     * key are nobody's business.
+     */
     static ConnectionDescriptor of(ConnectionConfig config, RegisteredBuffer exposed) {
-        RemoteBuffer e = exposed == null ? new RemoteBuffer(0, 0, 0) : exposed.toRemote(0, exposed.capacity());
+        boolean remote = config.exposedAccess().stream().anyMatch(a -> a != Access.LOCAL_WRITE);
+        RemoteBuffer e = exposed == null || !remote ? new RemoteBuffer(0, 0, 0) : exposed.toRemote(0, exposed.capacity());
         return new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), e);
     }
 

@@ -68,7 +68,7 @@ public abstract class Listener {
             if (settings.sharedExposedBytes() > 0) {
                 RegisteredBuffer region = regions.get(domain);
                 if (region == null) {
-                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
+                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);  // and exactly the remote access listed (DeviceDomain.pool)
                     access.addAll(settings.sharedExposedAccess());
                     region = domain.region(settings.sharedExposedBytes(), access);
                     regions.put(domain, region);

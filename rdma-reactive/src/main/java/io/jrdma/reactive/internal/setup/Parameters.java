@@ -1,5 +1,6 @@
 package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.ffm.CmId;
 import io.jrdma.ffm.ConnectionParameters;
 import io.jrdma.ffm.Mtu;
 import io.jrdma.ffm.QueuePairAddress;
@@ -23,6 +24,12 @@ final class Parameters {
     }
 
     static RtsAttributes rts(ConnectionConfig c, int psn) {
-        return RtsAttributes.of(psn).retry(ACK_TIMEOUT, c.retryCount()).rnrRetry(c.rnrRetryCount()).maxRdAtomic(c.initiatorDepth());
+        int timeout = c.ackTimeoutExponent() < 0 ? ACK_TIMEOUT : c.ackTimeoutExponent();
+        return RtsAttributes.of(psn).retry(timeout, c.retryCount()).rnrRetry(c.rnrRetryCount()).maxRdAtomic(c.initiatorDepth());
+    }
+
+    /** rdma_cm programs the QP itself from the path: only a configured ACK timeout overrides its own. Before connect or accept. */
+    static void ackTimeout(ConnectionConfig c, CmId id) {
+        if (c.ackTimeoutExponent() >= 0) id.setAckTimeout(c.ackTimeoutExponent());
     }
 }

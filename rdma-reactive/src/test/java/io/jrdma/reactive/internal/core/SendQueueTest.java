@@ -392,6 +392,61 @@ class SendQueueTest {
         assertEquals(1, b.refCount());
     }
 
+    @Test
+    void aBufferThePosterRefusesFailsTheOperationBeforeItIsQueuedAndHoldsNothing() {
+        RegisteredBuffer foreign = pool.tryAcquire();
+        RegisteredBuffer own = pool.tryAcquire();
+        IllegalArgumentException refusal = new IllegalArgumentException("registered in another protection domain");
+        SendQueue q = new SendQueue(1, 2, new SendQueue.Poster() {
+            @Override
+            public void post(SendQueue.Op op, int slot) {
+                posted.add(op);
+                slots.add(slot);
+            }
+
+            @Override
+            public RuntimeException refuses(RegisteredBuffer b) {
+                return b == foreign ? refusal : null;
+            }
+        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+
+        StepVerifier.create(send(q, foreign)).expectErrorSatisfies(e -> assertSame(refusal, e)).verify(Duration.ofSeconds(5));
+        StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(own, 0, 8), ScatterGatherElement.of(foreign, 0, 8))))
+                .expectErrorSatisfies(e -> assertSame(refusal, e, "any element's buffer"))
+                .verify(Duration.ofSeconds(5));
+        assertEquals(List.of(), posted);
+        assertEquals(1, foreign.refCount(), "never retained");
+        assertEquals(1, own.refCount());
+        assertEquals(1, q.availableCredits());
+        subscribe(send(q, own));
+        assertEquals(1, posted.size(), "a buffer of its own domain is posted");
+    }
+
+    @Test
+    void aRemoteErrorTakenWhileClosingHasTheClosureAsItsCauseAndAHeldErrorIsTheOneReported() {
+        SendQueue q = queue(2);
+        RegisteredBuffer b = pool.tryAcquire();
+        Mono<WorkCompletion> closing = send(q, b).cache();
+        Mono<WorkCompletion> held = send(q, b).cache();
+        subscriptions.add(closing.subscribe(v -> { }, e -> { }));
+        subscriptions.add(held.subscribe(v -> { }, e -> { }));
+        ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11: the peer disconnected", true);
+
+        q.close(() -> reason, reason);
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_REM_ACCESS_ERR));
+        StepVerifier.create(closing).expectErrorSatisfies(e -> {
+            RdmaOperationException.RemoteAccessException r = assertInstanceOf(RdmaOperationException.RemoteAccessException.class, e);
+            assertSame(reason, r.getCause());
+            assertTrue(r.getMessage().contains("the peer disconnected"), r.getMessage());
+        }).verify(Duration.ofSeconds(5));
+
+        RdmaOperationException given = RdmaOperationException.of(wc(slots.get(1), WcStatus.IBV_WC_RETRY_EXC_ERR), WcOpcode.SEND, reason);
+        assertSame(given, q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_RETRY_EXC_ERR), given));
+        StepVerifier.create(held).expectErrorSatisfies(e -> assertSame(given, e)).verify(Duration.ofSeconds(5));
+        assertEquals(1, b.refCount(), "both gave their buffer back");
+        assertEquals(2, q.availableCredits());
+    }
+
     /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
     private final class ChainingPoster implements SendQueue.Poster {
         final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();

@@ -1,0 +1,121 @@
+package io.jrdma.reactive.device;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Faults on the lab's wire, made with iproute2 as root in the guest: the veth end of rxe0 taken
+ * down and up, and the RoCE packets (UDP 4791) one end sends dropped with a tc filter, so that end
+ * goes silent while its TCP and its process live on. {@link #restore()} puts the lab back as
+ * lab/softroce set it up (link up, policy route, ports ACTIVE), for the tests that run after.
+ */
+final class LabNetwork {
+    static final String NETDEV_A = System.getenv().getOrDefault("RXE_NETDEV_A", "rxa0");
+    static final String NETDEV_B = System.getenv().getOrDefault("RXE_NETDEV_B", "rxb0");
+    private static final String DEV_A = System.getenv().getOrDefault("RXE_DEV_A", "rxe0");
+    private static final String DEV_B = System.getenv().getOrDefault("RXE_DEV_B", "rxe1");
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private LabNetwork() {}
+
+    /** Drops every RoCE v2 packet {@code netdev} sends: the device behind it stops answering (its ACKs, READ responses, CM replies). */
+    static void dropRoceFrom(String netdev) {
+        run("tc", "qdisc", "add", "dev", netdev, "root", "handle", "1:", "prio");
+        run("tc", "filter", "add", "dev", netdev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", "4791", "0xffff", "action", "drop");
+    }
+
+    /** Packets the drop filter of {@code netdev} dropped so far. */
+    static long dropped(String netdev) {
+        String out = run("tc", "-s", "filter", "show", "dev", netdev);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("dropped (\\d+)").matcher(out);
+        return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    static void stopDropping(String netdev) {
+        runQuietly("tc", "qdisc", "del", "dev", netdev, "root");
+    }
+
+    /**
+     * Takes {@code netdev} down, once no rdma_cm id of any process is between states (waits at most
+     * 20 s): a MAD sent while the link is down (a DREQ of a connection closing) leaves rxe's GSI QP
+     * stuck on Linux 6.1, and rdma_cm through the device broken for every test after.
+     */
+    static void linkDown(String netdev) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        String ids;
+        while (!(ids = run("rdma", "resource", "show", "cm_id")).lines().allMatch(l -> l.contains(" state LISTEN ") || l.contains(" state CONNECT "))
+                && System.nanoTime() - deadline < 0) {
+            LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
+        }
+        if (System.nanoTime() - deadline >= 0) System.out.println("LabNetwork: rdma_cm ids still between states:\n" + ids);
+        run("ip", "link", "set", netdev, "down");
+    }
+
+    /** The link back up, and lab/softroce's route of table 100 with it (taking a link down deletes the routes through it). */
+    static void linkUp(String netdev) {
+        run("ip", "link", "set", netdev, "up");
+        restoreRoutes();
+    }
+
+    /** As lab/softroce left it: both links up, no tc filter, both policy routes, both ports ACTIVE, a ping through the veth. */
+    static void restore() {
+        stopDropping(NETDEV_A);
+        stopDropping(NETDEV_B);
+        runQuietly("ip", "link", "set", NETDEV_A, "up");
+        runQuietly("ip", "link", "set", NETDEV_B, "up");
+        restoreRoutes();
+        awaitActive();
+    }
+
+    private static void restoreRoutes() {
+        run("ip", "route", "replace", LabPeers.SERVER_IP + "/32", "dev", NETDEV_A, "src", LabPeers.CLIENT_IP, "table", "100");
+        run("ip", "route", "replace", LabPeers.CLIENT_IP + "/32", "dev", NETDEV_B, "src", LabPeers.SERVER_IP, "table", "101");
+    }
+
+    /** Waits until both RDMA ports are ACTIVE again and a ping crosses the veth. */
+    static void awaitActive() {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (!(active(DEV_A) && active(DEV_B))) {
+            if (System.nanoTime() - deadline > 0) throw new AssertionError("the RDMA ports did not become ACTIVE within " + WAIT);
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+        }
+        run("ping", "-q", "-c1", "-W5", "-I", LabPeers.CLIENT_IP, LabPeers.SERVER_IP);
+    }
+
+    static boolean active(String device) {
+        try {
+            return Files.readString(Path.of("/sys/class/infiniband", device, "ports/1/state")).contains("ACTIVE");
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void runQuietly(String... command) {
+        try {
+            run(command);
+        } catch (AssertionError ignored) {
+            // restoring: what was not there need not be removed
+        }
+    }
+
+    static String run(String... command) {
+        try {
+            Process p = new ProcessBuilder(List.of(command)).redirectErrorStream(true).start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(20, TimeUnit.SECONDS) || p.exitValue() != 0) throw new AssertionError(String.join(" ", command) + " failed: " + out);
+            return out;
+        } catch (IOException e) {
+            throw new AssertionError("cannot run " + String.join(" ", command) + " (iproute2 and tc, as root in the lab)", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
