@@ -17,7 +17,7 @@ import java.util.Locale;
  * theirs: {@code lab/bench} reads {@code /proc/PID/schedstat} of both perftest processes when the
  * client prints its result header (right before its loop) and its result line. Between the loop
  * and the result line perftest spins about 0.2 s calibrating its clock (get_cpu_mhz): a
- * 5-iteration run of the same program in the same session measures that overhead, which is
+ * 5-iteration run of the same program and polling mode in the same session measures that overhead, which is
  * subtracted. {@code cpuFrom} says {@code at-exit} when a process had exited by the second read
  * and its total CPU at exit (getrusage) stood in for it.
  */

@@ -84,7 +84,8 @@ final class Report {
         f.add(num(perftestClientCpu, 2));
         f.add(num(perftestServerCpu, 2));
         double cpuRatioClient = ratio(clientCpu, perftestClientCpu);
-        double cpuRatioServer = ratio(serverCpu, perftestServerCpu);
+        // the server of a one-sided test idles on both sides: a quotient of two noises says nothing
+        double cpuRatioServer = test.passiveServer() ? Double.NaN : ratio(serverCpu, perftestServerCpu);
         f.add(num(cpuRatioClient, 3));
         f.add(num(cpuRatioServer, 3));
         f.add(num(r.ok() ? r.perOpBytes(r.client().allocatedBytes()) : Double.NaN, 1));
@@ -171,9 +172,11 @@ final class Report {
                 CPU us/op c/s: user + system CPU of the client / server process per operation. jrdma: every thread of each JVM (JIT
                   compiler threads included, their share is in the CSV) over the measured window, from /proc/self/task/*/schedstat.
                   perftest: each process's schedstat from the client's result header (printed right before its measured loop) to
-                  its result line, both read as perftest prints them, less what a 5-iteration run of the same program spends in
-                  that window (mostly perftest's ~0.2 s clock calibration before it prints; 0.0 when the difference is below
-                  that run's noise, as for the idle server of a one-sided test). CPU ratio: jrdma / perftest.
+                  its result line, both read as perftest prints them, less what a 5-iteration run of the same program and polling
+                  spends in that window (mostly perftest's ~0.2 s clock calibration before it prints; 0.0 when the difference is
+                  below that run's noise, as for the idle server of a one-sided test). CPU ratio: jrdma / perftest (none for the
+                  idle server of write_bw, read_bw, read_lat). Under tcg the calibration of a BUSY ping-pong shares the vCPUs
+                  with a spinning peer and varies by a second: perftest's CPU of BUSY latency rows there is unreliable.
                 perftest connects over its TCP exchange unless --perftest-setup rdma_cm: with -R its server busy-polls an RDMA
                   side channel through the whole test, also where it has nothing to do (write_bw, read_bw, read_lat), and takes the
                   CPU rxe needs in the emulated lab. The setup path leaves the data path alike (RC QP, path MTU, depths, inline).
