@@ -102,7 +102,7 @@ public final class CompletionChannel extends NativeResource {
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) ibv_get_cq_event.invokeExact(errno, channel, cqOut, contextOut);
             if (rc != 0) throw new VerbsException("ibv_get_cq_event", Native.errno(errno));
-            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.ADDRESS, 0).address());
+            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.JAVA_LONG, 0));  // get(ADDRESS) would make a segment, which C1 allocates
             cq.eventReceived();
             return cq.asOptional();
         } catch (Throwable t) {
@@ -127,7 +127,7 @@ public final class CompletionChannel extends NativeResource {
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) ibv_get_cq_event.invokeExact(errno, channel, cqOut, contextOut);
             if (rc != 0) throw new VerbsException("ibv_get_cq_event", Native.errno(errno));
-            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.ADDRESS, 0).address());
+            CompletionQueue cq = queueAt(cqOut.get(ValueLayout.JAVA_LONG, 0));  // get(ADDRESS) would make a segment, which C1 allocates
             cq.eventReceived();
             return cq;
         } catch (Throwable t) {

@@ -211,6 +211,19 @@ public final class QueuePair extends NativeResource {
     }
 
     /**
+     * After a {@link #postSend} of a chain that threw: the wr_id of the first WR that was not
+     * posted (ibv_post_send's {@code bad_wr}); the WRs before it were posted and will complete.
+     * Ask on the thread that posted, before its next post.
+     *
+     * @return that wr_id, or -1 when the provider named none (then treat the whole chain as not posted)
+     */
+    public long failedSendWrId() {
+        MemorySegment bad = badSendWr.get(ValueLayout.ADDRESS, 0);
+        if (bad.equals(MemorySegment.NULL)) return -1;
+        return (long) ibv_send_wr_wr_id.get(bad.reinterpret(Verbs.ibv_send_wr.byteSize()));
+    }
+
+    /**
      * Posts a receive WR (chain). Not for QPs attached to an SRQ.
      *
      * @param wr the first WR of the chain; read during the call only, so it may be patched again once this returns

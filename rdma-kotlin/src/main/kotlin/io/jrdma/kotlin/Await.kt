@@ -1,10 +1,15 @@
 package io.jrdma.kotlin
 
+import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
+import kotlinx.coroutines.CancellableContinuation
+import kotlinx.coroutines.reactor.ReactorContext
 import kotlinx.coroutines.suspendCancellableCoroutine
 import org.reactivestreams.Subscription
 import reactor.core.CoreSubscriber
+import io.jrdma.reactive.WorkCompletion
 import reactor.core.publisher.Mono
+import reactor.util.context.Context
 
 /**
  * `awaitSingle()` for values that own native resources: a connection, a registered buffer, a
@@ -44,3 +49,60 @@ internal suspend fun <T : Any> Mono<T>.awaitOwned(type: Class<T>, release: (T) -
 
 internal suspend inline fun <reified T : Any> Mono<T>.awaitOwned(noinline release: (T) -> Unit): T =
     awaitOwned(T::class.java, release)
+
+/**
+ * `awaitSingle()` for the Monos of operations, at the cost of the coroutine's cancellable
+ * continuation and one object: [MonoAwaiter] is the subscriber and the cancellation handler.
+ * kotlinx's `awaitSingle` adds about ten objects per call (its own continuation state machine, a
+ * subscriber, a cancellation lambda, a StrictSubscriber, a DispatchedContinuation, ...). It is
+ * just as cancel-safe: cancelling the coroutine cancels the subscription, so an operation still
+ * waiting for a send credit is never posted. A Reactor context in the coroutine's context reaches
+ * the Mono, as with `awaitSingle`.
+ */
+@PublishedApi
+internal suspend fun <T : Any> Mono<T>.awaitOne(): T =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>) : CoreSubscriber<T>, (Throwable?) -> Unit {
+    private var subscription: Subscription? = null
+    private var seen = false
+
+    override fun currentContext(): Context = cont.context[ReactorContext]?.context ?: Context.empty()
+
+    override fun onSubscribe(s: Subscription) {
+        subscription = s
+        cont.invokeOnCancellation(this)
+        s.request(Long.MAX_VALUE)
+    }
+
+    /** The coroutine was cancelled while it waited. */
+    override fun invoke(cause: Throwable?) {
+        subscription?.cancel()
+    }
+
+    override fun onNext(value: T) {
+        seen = true
+        cont.resume(value)
+    }
+
+    override fun onError(error: Throwable) {
+        cont.resumeWithException(error)
+    }
+
+    override fun onComplete() {
+        if (!seen) cont.resumeWithException(NoSuchElementException("the Mono completed without a value"))
+    }
+}
+
+/**
+ * [awaitOne] for the Monos of work requests, not generic on purpose: a call to a generic suspend
+ * function returns `Any?` and its caller casts the result, and a cast after the call makes the
+ * caller's body more than a tail call, so each `xxxAwait` compiled to a continuation object of its
+ * own (and a new intercepted continuation for it) per call. Returning exactly [WorkCompletion], the
+ * `xxxAwait` functions pass their caller's continuation straight through: per operation the Kotlin
+ * API adds the cancellable continuation (kotlinx's `CancellableContinuationImpl`, with the
+ * `ChildContinuation`, cancel handler and completed state it keeps) and one [MonoAwaiter].
+ */
+@PublishedApi
+internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }

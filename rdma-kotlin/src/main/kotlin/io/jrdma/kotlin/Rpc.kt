@@ -9,7 +9,6 @@ import io.jrdma.reactive.rpc.RpcClient
 import io.jrdma.reactive.rpc.RpcHandler
 import io.jrdma.reactive.rpc.RpcRequest
 import io.jrdma.reactive.rpc.RpcServer
-import kotlinx.coroutines.reactor.awaitSingle
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
 
@@ -22,14 +21,14 @@ public suspend fun RdmaClient.rpcConnectAwait(): RpcClient = RpcClient.connect(t
 
 /** Calls [function] with raw bytes; suspends until the response. */
 public suspend fun RpcClient.callAwait(function: String, payload: ByteArray, options: CallOptions? = null): ByteArray =
-    (if (options == null) call(function, payload) else call(function, payload, options)).awaitSingle()
+    (if (options == null) call(function, payload) else call(function, payload, options)).awaitOne()
 
 /** Calls [function] with UTF-8 text. */
-public suspend fun RpcClient.callAwait(function: String, text: String): String = call(function, text).awaitSingle()
+public suspend fun RpcClient.callAwait(function: String, text: String): String = call(function, text).awaitOne()
 
 /** Calls [function] with a typed request and response. */
 public suspend fun <I : Any, O : Any> RpcClient.callAwait(function: String, request: I, input: Codec<I>, output: Codec<O>): O =
-    call(function, request, input, output).awaitSingle()
+    call(function, request, input, output).awaitOne()
 
 /** Closes the client's connection (see [RpcClient.close]); outstanding calls fail with `RpcException.ConnectionLost`. */
 public suspend fun RpcClient.closeAwait() {

@@ -17,8 +17,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
-import java.util.function.Supplier;
-import java.util.function.UnaryOperator;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -91,7 +89,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> send(RegisteredBuffer buffer, long offset, int length) {
-        return post(SendOpcode.SEND, () -> ScatterGatherElement.of(buffer, offset, length));
+        return post(core.operation(SendOpcode.SEND, buffer, offset, length));
     }
 
     /**
@@ -101,7 +99,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> send(List<ScatterGatherElement> gather) {
-        return post(SendOpcode.SEND, gather);
+        return post(core.operation(SendOpcode.SEND, gather));
     }
 
     /**
@@ -134,7 +132,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> sendWithImmediate(RegisteredBuffer buffer, long offset, int length, int immediate) {
-        return post(() -> new SendQueue.Op(SendOpcode.SEND_WITH_IMM, ScatterGatherElement.of(buffer, offset, length)).immediate(immediate));
+        return post(core.operation(SendOpcode.SEND_WITH_IMM, buffer, offset, length).immediate(immediate));
     }
 
     /**
@@ -145,7 +143,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> sendWithImmediate(List<ScatterGatherElement> gather, int immediate) {
-        return post(SendOpcode.SEND_WITH_IMM, gather, op -> op.immediate(immediate));
+        return post(core.operation(SendOpcode.SEND_WITH_IMM, gather).immediate(immediate));
     }
 
     /**
@@ -160,8 +158,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> write(RegisteredBuffer source, long sourceOffset, int length, RemoteBuffer target, long targetOffset) {
-        return post(() -> new SendQueue.Op(SendOpcode.RDMA_WRITE, ScatterGatherElement.of(source, sourceOffset, length))
-                .remote(target, targetOffset));
+        return post(core.operation(SendOpcode.RDMA_WRITE, source, sourceOffset, length).remote(target, targetOffset));
     }
 
     /**
@@ -173,7 +170,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion (errors: see the class description)
      */
     public Mono<WorkCompletion> write(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset) {
-        return post(SendOpcode.RDMA_WRITE, gather, op -> op.remote(target, targetOffset));
+        return post(core.operation(SendOpcode.RDMA_WRITE, gather).remote(target, targetOffset));
     }
 
     /**
@@ -202,8 +199,8 @@ public final class RdmaConnection implements Disposable {
      */
     public Mono<WorkCompletion> writeWithImmediate(RegisteredBuffer source, long sourceOffset, int length, RemoteBuffer target,
                                                    long targetOffset, int immediate) {
-        return post(() -> new SendQueue.Op(SendOpcode.RDMA_WRITE_WITH_IMM, ScatterGatherElement.of(source, sourceOffset, length))
-                .remote(target, targetOffset).immediate(immediate));
+        return post(core.operation(SendOpcode.RDMA_WRITE_WITH_IMM, source, sourceOffset, length).remote(target, targetOffset)
+                .immediate(immediate));
     }
 
     /**
@@ -217,7 +214,7 @@ public final class RdmaConnection implements Disposable {
      */
     public Mono<WorkCompletion> writeWithImmediate(List<ScatterGatherElement> gather, RemoteBuffer target, long targetOffset,
                                                    int immediate) {
-        return post(SendOpcode.RDMA_WRITE_WITH_IMM, gather, op -> op.remote(target, targetOffset).immediate(immediate));
+        return post(core.operation(SendOpcode.RDMA_WRITE_WITH_IMM, gather).remote(target, targetOffset).immediate(immediate));
     }
 
     /**
@@ -246,8 +243,7 @@ public final class RdmaConnection implements Disposable {
      */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, int length, RegisteredBuffer destination,
                                      long destinationOffset) {
-        return post(() -> new SendQueue.Op(SendOpcode.RDMA_READ, ScatterGatherElement.of(destination, destinationOffset, length))
-                .remote(source, sourceOffset));
+        return post(core.operation(SendOpcode.RDMA_READ, destination, destinationOffset, length).remote(source, sourceOffset));
     }
 
     /**
@@ -260,7 +256,7 @@ public final class RdmaConnection implements Disposable {
      * @return emits the completion once the bytes are in place (errors: see the class description)
      */
     public Mono<WorkCompletion> read(RemoteBuffer source, long sourceOffset, List<ScatterGatherElement> scatter) {
-        return post(SendOpcode.RDMA_READ, scatter, op -> op.remote(source, sourceOffset));
+        return post(core.operation(SendOpcode.RDMA_READ, scatter).remote(source, sourceOffset));
     }
 
     /**
@@ -314,7 +310,7 @@ public final class RdmaConnection implements Disposable {
             return Mono.error(new IllegalArgumentException("atomics need an 8-byte aligned remote address"));
         }
         return Mono.usingWhen(pooledBuffer(),
-                b -> post(() -> new SendQueue.Op(opcode, ScatterGatherElement.of(b, 0, 8)).remote(target, offset).atomic(compareAdd, swap))
+                b -> post(core.operation(opcode, b, 0, 8).remote(target, offset).atomic(compareAdd, swap))
                         .map(wc -> b.segment().get(ValueLayout.JAVA_LONG, 0)),
                 b -> Mono.fromRunnable(b::release));
     }
@@ -607,41 +603,11 @@ public final class RdmaConnection implements Disposable {
                 .onErrorMap(e -> core.isClosing(), e -> core.closedError());
     }
 
-    private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges, UnaryOperator<SendQueue.Op> details) {
-        return post(() -> details.apply(new SendQueue.Op(opcode, sges.toArray(ScatterGatherElement[]::new))));
-    }
-
-    private Mono<WorkCompletion> post(SendOpcode opcode, List<ScatterGatherElement> sges) {
-        return post(opcode, sges, UnaryOperator.identity());
-    }
-
-    private Mono<WorkCompletion> post(SendOpcode opcode, Supplier<ScatterGatherElement> sge) {
-        return post(() -> new SendQueue.Op(opcode, sge.get()));
-    }
-
-    /** Bad arguments (a range outside a buffer, say) reach the subscriber as an error, not the caller as a throw. */
-    private Mono<WorkCompletion> post(Supplier<SendQueue.Op> op) {
-        Mono<WorkCompletion> posting = Mono.defer(() -> submit(op.get()));
-        return config.metrics() ? posting.name("jrdma.operation") : posting;  // an allocation per operation, so only on request
-    }
-
-    /** Checks what can be checked before the NIC sees it, then queues the operation for a credit. */
-    private Mono<WorkCompletion> submit(SendQueue.Op op) {
-        if (op.sges.length > config.maxScatterGather()) {
-            return Mono.error(new IllegalArgumentException(op.sges.length + " scatter-gather elements exceed maxScatterGather "
-                    + config.maxScatterGather()));
-        }
-        if (op.sges.length == 0 && op.opcode != SendOpcode.SEND && op.opcode != SendOpcode.SEND_WITH_IMM
-                && op.opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
-            return Mono.error(new IllegalArgumentException(op.opcode + " needs at least one scatter-gather element"));
-        }
-        if (op.remote != null) {
-            try {
-                op.remote.checkRange(op.remoteOffset, op.length);
-            } catch (RemoteRangeException e) {
-                return Mono.error(e);
-            }
-        }
-        return core.submit(op);
+    /**
+     * The operation is its own {@code Mono}: bad arguments (a range outside a buffer, say) reach the
+     * subscriber as an error, not the caller as a throw, and nothing else is allocated per post.
+     */
+    private Mono<WorkCompletion> post(SendQueue.Op op) {
+        return config.metrics() ? op.name("jrdma.operation") : op;  // an allocation per operation, so only on request
     }
 }

@@ -1,7 +1,9 @@
 package io.jrdma.reactive.internal;
 
-import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
@@ -18,7 +20,7 @@ import reactor.core.publisher.Operators;
  * only once its subscriber has requested, so a value is never offered to a subscriber that cannot
  * take it.
  */
-public final class HandOff<T> extends Mono<T> {
+public final class HandOff {
     /** A subscriber waiting for a value. */
     public interface Waiter<T> {
         /** Delivers {@code value} and completes; false if the subscriber cancelled first (the caller keeps the value). */
@@ -28,35 +30,52 @@ public final class HandOff<T> extends Mono<T> {
         void fail(Throwable error);
     }
 
-    private final Consumer<Waiter<T>> register;
-    private final Consumer<Waiter<T>> unregister;
-
-    private HandOff(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
-        this.register = register;
-        this.unregister = unregister;
-    }
+    private HandOff() {}
 
     /**
+     * The {@code Mono} is its first subscriber's {@code Subscription} and waiter (one object per
+     * receive); each later subscription gets a fresh copy, so a stale subscriber never reaches a
+     * later one.
+     *
      * @param register   called once per subscription, after the first request: offer a value now or keep the waiter
      * @param unregister called when a registered waiter's subscriber cancels: forget the waiter
      */
     public static <T> Mono<T> create(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
-        return new HandOff<>(register, unregister);
+        return new Handle<>(register, unregister);
     }
 
-    @Override
-    public void subscribe(CoreSubscriber<? super T> actual) {
-        actual.onSubscribe(new Inner<>(actual, this));
-    }
+    private static final class Handle<T> extends Mono<T> implements Subscription, Waiter<T> {
+        private static final VarHandle STATE;
 
-    private static final class Inner<T> extends AtomicInteger implements Subscription, Waiter<T> {
-        private static final int NEW = 0, WAITING = 1, DONE = 2, CANCELLED = 3;
-        private final CoreSubscriber<? super T> actual;
-        private final HandOff<T> parent;
+        static {
+            try {
+                STATE = MethodHandles.lookup().findVarHandle(Handle.class, "state", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
 
-        Inner(CoreSubscriber<? super T> actual, HandOff<T> parent) {
+        /** Not subscribed yet; then the first subscriber's states: subscribed, registered after its request, done, cancelled. */
+        private static final int FRESH = -1, NEW = 0, WAITING = 1, DONE = 2, CANCELLED = 3;
+
+        private final Consumer<Waiter<T>> register;
+        private final Consumer<Waiter<T>> unregister;
+        private volatile int state = FRESH;
+        private @Nullable CoreSubscriber<? super T> actual;
+
+        private Handle(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
+            this.register = register;
+            this.unregister = unregister;
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super T> actual) {
+            if (!STATE.compareAndSet(this, FRESH, NEW)) {
+                new Handle<>(register, unregister).subscribe(actual);
+                return;
+            }
             this.actual = actual;
-            this.parent = parent;
+            actual.onSubscribe(this);
         }
 
         @Override
@@ -65,19 +84,19 @@ public final class HandOff<T> extends Mono<T> {
                 fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), actual.currentContext()));
                 return;
             }
-            if (compareAndSet(NEW, WAITING)) parent.register.accept(this);
+            if (STATE.compareAndSet(this, NEW, WAITING)) register.accept(this);
         }
 
         @Override
         public void cancel() {
-            int s = getAndSet(CANCELLED);
-            if (s == WAITING) parent.unregister.accept(this);
-            else if (s == DONE) set(DONE);
+            int s = (int) STATE.getAndSet(this, CANCELLED);
+            if (s == WAITING) unregister.accept(this);
+            else if (s == DONE) state = DONE;
         }
 
         @Override
         public boolean offer(T value) {
-            if (!compareAndSet(WAITING, DONE)) return false;
+            if (!STATE.compareAndSet(this, WAITING, DONE)) return false;
             actual.onNext(value);
             actual.onComplete();
             return true;
@@ -85,8 +104,8 @@ public final class HandOff<T> extends Mono<T> {
 
         @Override
         public void fail(Throwable error) {
-            int s = get();
-            if ((s == NEW || s == WAITING) && compareAndSet(s, DONE)) actual.onError(error);
+            int s = state;
+            if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, DONE)) actual.onError(error);
         }
     }
 }

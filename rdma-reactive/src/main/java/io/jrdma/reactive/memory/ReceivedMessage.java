@@ -1,7 +1,8 @@
 package io.jrdma.reactive.memory;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 
 /**
  * A message that arrived in one of the connection's posted receive buffers (a SEND, or the
@@ -15,7 +16,17 @@ public final class ReceivedMessage implements AutoCloseable {
     private final int length;
     private final boolean hasImmediate;
     private final int immediate;
-    private final AtomicBoolean released = new AtomicBoolean();
+    private static final VarHandle RELEASED;
+
+    static {
+        try {
+            RELEASED = MethodHandles.lookup().findVarHandle(ReceivedMessage.class, "released", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private volatile boolean released;  // a field, not an AtomicBoolean: one object per message
     private final Runnable onRelease;
 
     ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
@@ -74,7 +85,7 @@ public final class ReceivedMessage implements AutoCloseable {
      * flight. Idempotent.
      */
     public void release() {
-        if (released.compareAndSet(false, true)) {
+        if (RELEASED.compareAndSet(this, false, true)) {
             buffer.release();
             onRelease.run();
         }

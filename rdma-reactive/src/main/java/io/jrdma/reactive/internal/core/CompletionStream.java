@@ -73,6 +73,14 @@ public final class CompletionStream {
         }, FluxSink.OverflowStrategy.ERROR);
     }
 
+    /**
+     * Whether a completion that arrives now would be taken at once and emitted to nobody: no
+     * subscriber, nothing held before it. The connection then needs no {@link WorkCompletion} for it.
+     */
+    public boolean takesAtOnce() {
+        return sink == null && held.isEmpty();
+    }
+
     /** A completion for this connection arrived. */
     public void offer(WorkCompletion wc) {
         if (held.isEmpty() && sink == null) {

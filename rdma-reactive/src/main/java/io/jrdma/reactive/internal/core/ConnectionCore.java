@@ -29,7 +29,9 @@ import io.jrdma.reactive.memory.MemoryDomain;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.System.Logger.Level;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -73,6 +75,8 @@ public final class ConnectionCore implements Loop.Member {
     private static final long RECEIVE = 1L << 63;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
+    /** The most work requests one ibv_post_send takes: rxe rings its doorbell (a system call) once per post. */
+    private static final int MAX_CHAIN = 16;
     /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
     private static final BufferPool NO_POOL = closedEmptyPool();
 
@@ -88,7 +92,11 @@ public final class ConnectionCore implements Loop.Member {
     private final int maxInline;
     private final Teardown teardown;
 
-    private final SendWorkRequest wr;  // only the send queue's single drainer touches it
+    /** Work requests for one post: one, or a chain. Only the send queue's single drainer touches them. */
+    private final SendWorkRequest[] chain;
+    private final int[] chainSlots;
+    private final SendOpcode[] chainOpcodes;  // for the observer, told once the chain is posted
+    private final long[] chainLengths;
     private final SendQueue sendQueue;
     private final ReceiveWorkRequest recvWr = ReceiveWorkRequest.allocate(1);  // guarded by the receive queue
     private final BufferPool receivePool;        // null with an SRQ
@@ -126,9 +134,15 @@ public final class ConnectionCore implements Loop.Member {
         this.srq = b.srq;
         this.receivePool = receivePool;
         this.exposed = exposed;
-        this.wr = SendWorkRequest.allocate(config.maxScatterGather());
-        this.sendQueue = new SendQueue(config.sendQueueDepth(), this::postSend, Schedulers.parallel(), config.operationTimeout(),
-                description);
+        int chainLength = Math.min(config.sendQueueDepth(), MAX_CHAIN);
+        this.chain = new SendWorkRequest[chainLength];
+        Arena wrMemory = Arena.ofAuto();
+        for (int k = 0; k < chainLength; k++) chain[k] = SendWorkRequest.allocate(wrMemory, config.maxScatterGather());
+        this.chainSlots = new int[chainLength];
+        this.chainOpcodes = new SendOpcode[chainLength];
+        this.chainLengths = new long[chainLength];
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), new Poster(), Schedulers.parallel(),
+                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this));
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
         this.observer = Observer.of(config, description, loop);
@@ -360,9 +374,17 @@ public final class ConnectionCore implements Loop.Member {
 
     // ------------------------------------------------------------------------------ operations
 
-    /** Queues {@code op} for a send credit (the caller checked its arguments). */
-    public Mono<WorkCompletion> submit(SendQueue.Op op) {
-        return sendQueue.submit(op);
+    /**
+     * An operation over {@code length} bytes at {@code offset} of {@code buffer}: queued for a send
+     * credit when subscribed, after the checks the NIC would otherwise make.
+     */
+    public SendQueue.Op operation(SendOpcode opcode, RegisteredBuffer buffer, long offset, int length) {
+        return sendQueue.operation(opcode, buffer, offset, length);
+    }
+
+    /** An operation over a gather/scatter list, read when subscribed. */
+    public SendQueue.Op operation(SendOpcode opcode, List<ScatterGatherElement> sges) {
+        return sendQueue.operation(opcode, sges);
     }
 
     public Mono<ReceivedMessage> receive() {
@@ -373,12 +395,67 @@ public final class ConnectionCore implements Loop.Member {
         return completions.flux();
     }
 
-    /** The send queue's poster: one operation as the connection's single reusable WR. */
-    private void postSend(SendQueue.Op op, int slot) {
+    /** The send queue's poster: one operation as one WR, or several as one chain, in reusable WRs. */
+    private final class Poster implements SendQueue.Poster {
+        @Override
+        public void post(SendQueue.Op op, int slot) {
+            encode(chain[0], op, slot);
+            qp.postSend(chain[0]);
+            observer.posted(op.opcode, slot, op.length);
+        }
+
+        @Override
+        public int maxChain() {
+            return chain.length;
+        }
+
+        @Override
+        public void chain(SendQueue.Op op, int slot, int index) {
+            encode(chain[index], op, slot);
+            if (index > 0) chain[index - 1].next(chain[index]);
+            chainSlots[index] = slot;
+            chainOpcodes[index] = op.opcode;
+            chainLengths[index] = op.length;
+        }
+
+        @Override
+        public int postChain(int count, RuntimeException[] failure) {
+            int postedUpTo = count;
+            try {
+                qp.postSend(chain[0]);
+            } catch (IllegalStateException closedQp) {  // refused before the call: nothing was posted
+                failure[0] = closedQp;
+                postedUpTo = 0;
+            } catch (RuntimeException e) {
+                failure[0] = e;
+                postedUpTo = 0;
+                long bad = qp.failedSendWrId();  // ibv_post_send's bad_wr: the WRs before it were posted
+                for (int k = 0; k < count; k++) {
+                    if (bad == (tag | chainSlots[k])) postedUpTo = k;
+                }
+            }
+            for (int k = 0; k < postedUpTo; k++) observer.posted(chainOpcodes[k], chainSlots[k], chainLengths[k]);
+            return postedUpTo;
+        }
+    }
+
+    /** A poll batch of the loop is done: the posts deferred during it go out, as one chain. */
+    @Override
+    public void afterBatch() {
+        sendQueue.drain();
+    }
+
+    /** {@code op} as work request {@code slot} in {@code wr}, whose chain ends here. */
+    private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
         wr.reset().wrId(tag | slot).opcode(op.opcode);
-        for (int i = 0; i < op.sges.length; i++) {
-            var s = op.sges[i];
-            wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+        if (op.sges == null) {
+            RegisteredBuffer b = op.buffer;
+            wr.sge(0, b.address() + op.bufferOffset, op.bufferLength, b.lkey());
+        } else {
+            for (int i = 0; i < op.sges.length; i++) {
+                var s = op.sges[i];
+                wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
+            }
         }
         int flags = SendFlags.SIGNALED;
         if (op.length <= maxInline && op.opcode != SendOpcode.RDMA_READ && !op.isAtomic()) flags |= SendFlags.INLINE;
@@ -393,8 +470,6 @@ public final class ConnectionCore implements Loop.Member {
             postedBytes[slot] = op.length;
             if (postedAt != null) postedAt[slot] = System.nanoTime();
         }
-        qp.postSend(wr);
-        observer.posted(op.opcode, slot, op.length);
     }
 
     /** The receive queue's poster, called under its lock. */
@@ -415,6 +490,11 @@ public final class ConnectionCore implements Loop.Member {
         // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
         // successful one's vendor_err means nothing, and a provider need not write it into the reused array
         boolean success = status == WcStatus.IBV_WC_SUCCESS;
+        if (receive && success && completions.takesAtOnce()) {
+            // nobody watches completions(): the message is all a receive makes
+            received(wrId, wcs.opcode(i), wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i));
+            return;
+        }
         WcOpcode opcode = success ? wcs.opcode(i) : receive ? WcOpcode.RECV : sendQueue.postedOpcode((int) wrId);
         completions.offer(new WorkCompletion(wrId, status, opcode, wcs.byteLength(i), wcs.hasImmediate(i), wcs.immediateData(i),
                 wcs.qpNumber(i), success ? 0 : wcs.vendorError(i)));
@@ -436,15 +516,21 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
-        observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
-        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
-        if (!wc.isSuccess()) {
-            if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
-            buffer.release();  // posted again, or freed when closing
+        if (wc.isSuccess()) {
+            received(wc.wrId(), wc.opcode(), wc.byteLength(), wc.hasImmediate(), wc.immediate());
             return;
         }
+        observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
+        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
+        if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
+        buffer.release();  // posted again, or freed when closing
+    }
+
+    private void received(long wrId, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
+        observer.completed(opcode, WcStatus.IBV_WC_SUCCESS, wrId, byteLength, -1);
+        RegisteredBuffer buffer = srq != null ? srq.completed(wrId) : receiveQueue.completed((int) wrId);
         messagesHeld.incrementAndGet();
-        inbox.deliver(memory.message(buffer, wc.byteLength(), wc.hasImmediate(), wc.immediate(), messageReleased));
+        inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
     }
 
     private void onAsyncEvent(AsyncEvent e) {
@@ -501,8 +587,10 @@ public final class ConnectionCore implements Loop.Member {
         close.disconnected();
         loop.execute(completions::close);  // held completions are taken now, later ones as they come
         loop.drain(this);
-        // user code runs in these signals: after the loop was told, so it never waits for them
-        sendQueue.drain();  // fails the posts that were waiting for credit
+        // fails the posts that were waiting for credit, on the loop like every other signal of the
+        // connection: in order with the flushes, never at the same time from a second thread (a
+        // flatMap over several operations then sees two errors at once: a CompositeException)
+        loop.execute(sendQueue::drain);
         // the inbox stays open until destroy(): a message that completed before the QP went to ERR
         // is still in the CQ, and its receiver must get it before the closure
     }

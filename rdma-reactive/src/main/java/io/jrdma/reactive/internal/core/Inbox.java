@@ -3,6 +3,7 @@ package io.jrdma.reactive.internal.core;
 import io.jrdma.reactive.internal.HandOff;
 import java.util.ArrayDeque;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import reactor.core.publisher.Mono;
 
@@ -27,13 +28,17 @@ public final class Inbox<T> {
     private final ArrayDeque<HandOff.Waiter<T>> receivers = new ArrayDeque<>();  // guarded by this
     private Supplier<? extends Throwable> closed;                                              // guarded by this
 
+    // made once: a receive allocates its Mono and nothing else
+    private final Consumer<HandOff.Waiter<T>> await = this::await;
+    private final Consumer<HandOff.Waiter<T>> forget = this::forget;
+
     /** The next message, when subscribed and requested. */
     public Mono<T> receive() {
-        return HandOff.create(this::await, w -> {
-            synchronized (this) {
-                receivers.remove(w);
-            }
-        });
+        return HandOff.create(await, forget);
+    }
+
+    private synchronized void forget(HandOff.Waiter<T> w) {
+        receivers.remove(w);
     }
 
     private void await(HandOff.Waiter<T> w) {

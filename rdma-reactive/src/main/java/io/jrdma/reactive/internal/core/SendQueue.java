@@ -6,20 +6,28 @@ import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.Iterator;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 
 /**
@@ -37,24 +45,71 @@ import reactor.core.scheduler.Scheduler;
  * <li>whoever moves an operation out of the waiting phase owns the release of its buffers: the
  *     drainer that posts it (released at the completion), or the canceller, timer or closer that
  *     abandons it (released at once); so nothing is released twice;</li>
- * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed.</li>
+ * <li>what one drainer pass takes is posted as one chain of work requests, in FIFO order; when the
+ *     provider refuses the chain from one work request on ({@code ibv_post_send}'s {@code bad_wr}),
+ *     the ones before it were posted, and each refused one fails alone, giving back its credit and
+ *     buffers;</li>
+ * <li>a drain may be deferred only to a drain that is certain to come: the loop defers the drains
+ *     started while it dispatches a poll batch to the batch's end, so the posts the batch's
+ *     completions made possible go out as one chain, with one doorbell;</li>
+ * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
+ *     a completion that arrives before the subscriber requested waits for the request;</li>
+ * <li>an operation ({@link Op}) is its own {@code Mono}, its first subscriber's {@code Subscription}
+ *     and its own entry in the waiting queue and the in-flight table, so a post allocates nothing
+ *     but the {@code Mono} the caller holds and its {@link WorkCompletion}. Nothing is recycled: a
+ *     late {@code request} or {@code cancel} through a {@code Subscription} whose {@code Mono}
+ *     already terminated reaches only that terminated operation, never a later one. A second
+ *     subscription to the same {@code Mono} posts a copy of its own.</li>
  * </ul>
  */
 public final class SendQueue {
-    /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
+    /**
+     * Turns operations into {@code ibv_post_send}: one at a time ({@link #post}), or, when the
+     * drainer takes several in one pass, as one chain of work requests posted with one call.
+     */
     interface Poster {
+        /** Posts {@code op} as work request {@code slot} (its wr_id); throws if the post failed. */
         void post(Op op, int slot);
+
+        /** The longest chain {@link #postChain} takes; 1: no chains. */
+        default int maxChain() {
+            return 1;
+        }
+
+        /** Makes {@code op} work request {@code index} of the next chain, with wr_id {@code slot}. */
+        default void chain(Op op, int slot, int index) {
+            throw new UnsupportedOperationException();
+        }
+
+        /**
+         * Posts the first {@code count} chained work requests with one call.
+         *
+         * @return {@code count} if all were posted, else the index of the first that was not (those
+         *         before it were posted); {@code failure} then holds the error
+         */
+        default int postChain(int count, RuntimeException[] failure) {
+            throw new UnsupportedOperationException();
+        }
     }
 
     private final Poster poster;
     private final String connection;
     private final Scheduler timer;
+    /** Deadlines are read from this clock (nanoseconds): the timer's own clock costs a unit conversion per operation. */
+    private final LongSupplier clock;
     private final Duration timeout;
+    private final long timeoutNanos;
+    private final int maxScatterGather;
     // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
     private final AtomicReferenceArray<Op> inFlight;
+    /** Guards the free slots and the waiting queue (linked through {@link Op#next}): one lock per post. */
+    private final Object lock = new Object();
     private final int[] freeSlots;
-    private int freeTop;  // guarded by freeSlots
-    private final Queue<Op> waiting = new ConcurrentLinkedQueue<>();
+    private int freeTop;
+    /** Volatile for the drainer's look without the lock (an operation queued after that look drains itself). */
+    private volatile @Nullable Op head;
+    private @Nullable Op tail;
+    private int waitingCount;
     private final AtomicInteger drainWip = new AtomicInteger();
     private final AtomicInteger posted = new AtomicInteger();
     /** A drainer is between its look at {@code closed} and the end of its post. */
@@ -62,13 +117,48 @@ public final class SendQueue {
     private volatile boolean purge;
     /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
     private final AtomicBoolean sweepArmed = new AtomicBoolean();
-    private volatile Supplier<? extends Throwable> closed;
-    private volatile Throwable closeCause;
+    private final Runnable sweep = this::sweep;
+    private volatile @Nullable Supplier<? extends Throwable> closed;
+    private volatile @Nullable Throwable closeCause;
+    /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
+    private final BooleanSupplier deferDrain;
+    // the drainer's, for a chain: what it took in one pass
+    private final Op[] chainOps;
+    private final int[] chainSlots;
+    private final RuntimeException[] chainFailure = new RuntimeException[1];
 
+    /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
     SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
+        this(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection, () -> false);
+    }
+
+    /**
+     * @param clock nanoseconds on a clock that runs at the rate of {@code timer}'s delays (System::nanoTime
+     *              with a real scheduler)
+     */
+    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
+              String connection) {
+        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, () -> false);
+    }
+
+    /**
+     * @param deferDrain asked by each drainer first: true when a later {@link #drain()} is certain
+     *                   (the loop defers a drain started while it dispatches a poll batch to the
+     *                   batch's end, so the posts the batch's completions and signals freed go
+     *                   out as one chain)
+     */
+    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
+              String connection, BooleanSupplier deferDrain) {
+        this.deferDrain = deferDrain;
+        int chain = Math.max(1, Math.min(depth, poster.maxChain()));
+        this.chainOps = new Op[chain];
+        this.chainSlots = new int[chain];
         this.poster = poster;
         this.timer = timer;
+        this.clock = clock;
         this.timeout = timeout;
+        this.timeoutNanos = timeout.toNanos();
+        this.maxScatterGather = maxScatterGather;
         this.connection = connection;
         this.inFlight = new AtomicReferenceArray<>(depth);
         this.freeSlots = new int[depth];
@@ -76,27 +166,45 @@ public final class SendQueue {
         this.freeTop = depth;
     }
 
-    /** Queues {@code op} when subscribed; posts it as soon as a credit is free. */
-    public Mono<WorkCompletion> submit(Op op) {
-        return Mono.create(sink -> {
-            Supplier<? extends Throwable> c = closed;
-            if (c != null) {
-                sink.error(c.get());
-                return;
-            }
+    /** An operation over {@code length} bytes at {@code offset} of {@code buffer}; posted when subscribed. */
+    public Op operation(SendOpcode opcode, RegisteredBuffer buffer, long offset, int length) {
+        return new Op(this, opcode, buffer, offset, length, null);
+    }
+
+    /** An operation over a gather/scatter list (read when subscribed); posted when subscribed. */
+    public Op operation(SendOpcode opcode, List<ScatterGatherElement> sges) {
+        return new Op(this, opcode, null, 0, 0, sges);
+    }
+
+    /** The subscriber of {@code op} is set and has had its onSubscribe: queue it for a credit. */
+    private void submit(Op op) {
+        Supplier<? extends Throwable> c = closed;
+        if (c != null) {
+            op.fail(c.get());
+            return;
+        }
+        try {
             op.retain();  // held until the completion, whatever the subscriber does
-            op.sink = sink;
-            op.deadline = timer.now(TimeUnit.NANOSECONDS) + timeout.toNanos();
-            sink.onCancel(() -> abandon(op));
-            waiting.add(op);
-            if (sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
-            drain();
-        });
+        } catch (IllegalStateException e) {
+            op.fail(e);
+            return;
+        }
+        op.deadline = clock.getAsLong() + timeoutNanos;
+        op.phase = Op.WAITING;
+        synchronized (lock) {
+            if (tail == null) head = op;
+            else tail.next = op;
+            tail = op;
+            waitingCount++;
+        }
+        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        if (op.isTerminated()) abandon(op);  // its subscriber cancelled while it was being queued
+        drain();
     }
 
     private void armSweep(long deadline) {
         try {
-            timer.schedule(this::sweep, Math.max(0, deadline - timer.now(TimeUnit.NANOSECONDS)), TimeUnit.NANOSECONDS);
+            timer.schedule(sweep, Math.max(0, deadline - clock.getAsLong()), TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException e) {
             sweepArmed.set(false);  // the timer is shut down: operations still end with their completions or the close
         }
@@ -105,22 +213,28 @@ public final class SendQueue {
     /**
      * Times out every operation past its deadline, then re-arms for the earliest deadline left.
      * Every outstanding operation is in the waiting queue or the in-flight table (the drainer
-     * publishes it in flight before taking it off the queue), and the flag is cleared before
-     * looking, so an operation submitted meanwhile either is seen here or arms the timer itself.
-     * A per-operation timer would cost a scheduler insert and cancel on every post.
+     * moves it from one to the other under the lock this scan of the queue holds), and the flag is
+     * cleared before looking, so an operation submitted meanwhile either is seen here or arms the
+     * timer itself. A per-operation timer would cost a scheduler insert and cancel on every post.
      */
     private void sweep() {
         sweepArmed.set(false);
-        long now = timer.now(TimeUnit.NANOSECONDS);
+        long now = clock.getAsLong();
         long next = Long.MAX_VALUE;
-        for (Op op : waiting) {
-            if (op.isTerminated()) continue;
-            if (op.deadline - now <= 0) timedOut(op);
-            else {
-                next = op.deadline;  // FIFO with one timeout: the rest are later still
-                break;
+        List<Op> expired = null;  // signalled outside the lock: subscribers run in the signal
+        synchronized (lock) {
+            for (Op op = head; op != null; op = op.next) {
+                if (op.isTerminated() || op.isAbandoned()) continue;
+                if (op.deadline - now <= 0) {
+                    if (expired == null) expired = new ArrayList<>();
+                    expired.add(op);
+                } else {
+                    next = op.deadline;  // FIFO with one timeout: the rest are later still
+                    break;
+                }
             }
         }
+        if (expired != null) expired.forEach(this::timedOut);
         for (int slot = 0; slot < inFlight.length(); slot++) {
             Op op = inFlight.get(slot);
             if (op == null || op.isTerminated()) continue;
@@ -132,7 +246,6 @@ public final class SendQueue {
 
     /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */
     private void abandon(Op op) {
-        op.terminate();
         if (op.abandonWaiting()) {
             op.release();  // never posted, and now never will be: the NIC never had these buffers
             purge = true;
@@ -141,10 +254,10 @@ public final class SendQueue {
     }
 
     private void timedOut(Op op) {
-        if (!op.terminate()) return;
+        if (op.isTerminated()) return;
         boolean wasWaiting = op.abandonWaiting();
         if (wasWaiting) op.release();  // before the signal: whoever sees the timeout may reuse the buffer
-        op.sink.error(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
+        op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
         if (wasWaiting) {
             purge = true;
             drain();
@@ -154,55 +267,108 @@ public final class SendQueue {
     /**
      * Posts waiting operations while credits last. One thread drains at a time (whoever finds the
      * work-in-progress counter at zero), so the poster needs no lock and only the drainer removes
-     * operations from the queue.
+     * operations from the queue. An operation moves to the in-flight table and off the queue in one
+     * step under the lock, before its post (the completion can beat the post's return). What one
+     * pass takes (up to the poster's chain length) is posted with one call, in FIFO order.
      */
     public void drain() {
+        if (head == null && !purge && drainWip.get() == 0) return;  // nothing to post: not even a deferral
+        if (deferDrain.getAsBoolean()) return;
         if (drainWip.getAndIncrement() != 0) return;
         int missed = 1;
         do {
             if (purge) {
                 purge = false;
-                for (Iterator<Op> it = waiting.iterator(); it.hasNext(); ) {
-                    if (it.next().isAbandoned()) it.remove();  // its abandoner released its buffers
-                }
+                purgeAbandoned();
             }
-            Op op;
-            while ((op = waiting.peek()) != null) {
-                if (op.isAbandoned()) {
-                    waiting.poll();  // its abandoner released its buffers
-                    continue;
-                }
+            while (head != null) {  // racy, and safe: whoever queues after this look calls drain() and bumps drainWip
+                int taken = 0;
+                Op failedOnClose = null;
                 // set before looking at closed, cleared only after the post: the closer sets closed,
                 // then awaitNoPoster() reads posting, so one of the two sees the other
                 posting = true;
                 Supplier<? extends Throwable> c = closed;
-                if (c != null) {
+                synchronized (lock) {
+                    Op op;
+                    while (taken < chainOps.length && (op = head) != null) {
+                        if (op.isAbandoned()) {  // its abandoner released its buffers
+                            unlinkHead();
+                            continue;
+                        }
+                        if (c != null) {
+                            unlinkHead();
+                            failedOnClose = op;
+                            break;
+                        }
+                        if (freeTop == 0) break;  // no credit
+                        unlinkHead();
+                        if (!op.startPosting()) continue;  // abandoned just now, and released by its abandoner
+                        int slot = freeSlots[--freeTop];
+                        inFlight.set(slot, op);  // before the post; under the lock, so the sweep sees it here or in the queue
+                        chainOps[taken] = op;
+                        chainSlots[taken++] = slot;
+                    }
+                }
+                if (failedOnClose != null) {
                     posting = false;
-                    waiting.poll();
-                    if (op.abandonWaiting()) {
-                        op.release();  // never posted: the NIC never had these buffers
-                        op.fail(c.get());
+                    if (failedOnClose.abandonWaiting()) {
+                        failedOnClose.release();  // never posted: the NIC never had these buffers
+                        failedOnClose.fail(c.get());
                     }
                     continue;
                 }
-                int slot = takeSlot();
-                if (slot < 0) {
-                    posting = false;
-                    break;
-                }
-                if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
-                    posting = false;
-                    returnSlot(slot);
-                    waiting.poll();
-                    continue;
-                }
-                inFlight.set(slot, op);  // before the post (the completion can beat its return) and before the poll (the sweep must see it)
-                posted.incrementAndGet();
-                waiting.poll();
-                postNow(op, slot);
+                if (taken == 0) break;  // no credit, or nothing but abandoned operations
+                posted.addAndGet(taken);
+                if (taken == 1) postNow(chainOps[0], chainSlots[0]);
+                else postChain(taken);
+                for (int k = 0; k < taken; k++) chainOps[k] = null;
             }
+            posting = false;
             missed = drainWip.addAndGet(-missed);
         } while (missed != 0);
+    }
+
+    private void postChain(int count) {
+        int postedUpTo;
+        try {
+            for (int k = 0; k < count; k++) poster.chain(chainOps[k], chainSlots[k], k);
+            postedUpTo = poster.postChain(count, chainFailure);
+        } catch (RuntimeException e) {
+            chainFailure[0] = e;
+            postedUpTo = 0;
+        }
+        posting = false;
+        RuntimeException e = chainFailure[0];
+        chainFailure[0] = null;
+        for (int k = postedUpTo; k < count; k++) notPosted(chainOps[k], chainSlots[k], e);
+    }
+
+    /** Under the lock. */
+    private void unlinkHead() {
+        Op h = head;
+        head = h.next;
+        h.next = null;
+        if (head == null) tail = null;
+        waitingCount--;
+    }
+
+    private void purgeAbandoned() {
+        synchronized (lock) {
+            Op prev = null;
+            for (Op op = head; op != null; ) {
+                Op next = op.next;
+                if (op.isAbandoned()) {  // its abandoner released its buffers
+                    if (prev == null) head = next;
+                    else prev.next = next;
+                    if (tail == op) tail = prev;
+                    op.next = null;
+                    waitingCount--;
+                } else {
+                    prev = op;
+                }
+                op = next;
+            }
+        }
     }
 
     private void postNow(Op op, int slot) {
@@ -211,13 +377,18 @@ public final class SendQueue {
             posting = false;
         } catch (RuntimeException e) {
             posting = false;
-            inFlight.set(slot, null);
-            posted.decrementAndGet();
-            returnSlot(slot);
-            op.release();
-            Supplier<? extends Throwable> c = closed;
-            op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
+            notPosted(op, slot, e);
         }
+    }
+
+    /** The provider refused {@code op}'s work request: its credit and buffers come back, and it fails alone. */
+    private void notPosted(Op op, int slot, RuntimeException e) {
+        inFlight.set(slot, null);
+        posted.decrementAndGet();
+        returnSlot(slot);
+        op.release();
+        Supplier<? extends Throwable> c = closed;
+        op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
     }
 
     /**
@@ -226,7 +397,7 @@ public final class SendQueue {
      *
      * @return the operation's error, or null if it succeeded (or the slot held nothing)
      */
-    RdmaOperationException complete(int slot, WorkCompletion wc) {
+    @Nullable RdmaOperationException complete(int slot, WorkCompletion wc) {
         Op op = inFlight.getAndSet(slot, null);
         RdmaOperationException error = null;
         if (op != null) {
@@ -280,27 +451,23 @@ public final class SendQueue {
     }
 
     int availableCredits() {
-        synchronized (freeSlots) {
+        synchronized (lock) {
             return freeTop;
         }
     }
 
     int waiting() {
-        return waiting.size();
+        synchronized (lock) {
+            return waitingCount;
+        }
     }
 
     int inFlight() {
         return posted.get();
     }
 
-    private int takeSlot() {
-        synchronized (freeSlots) {
-            return freeTop == 0 ? -1 : freeSlots[--freeTop];
-        }
-    }
-
     private void returnSlot(int slot) {
-        synchronized (freeSlots) {
+        synchronized (lock) {
             freeSlots[freeTop++] = slot;
         }
     }
@@ -315,32 +482,65 @@ public final class SendQueue {
         };
     }
 
-    /** One send-queue operation, from subscription to completion. */
-    public static final class Op {
-        public final SendOpcode opcode;
-        public final ScatterGatherElement[] sges;
-        /** Bytes the gather/scatter list covers. */
-        public final long length;
-        public RemoteBuffer remote;
-        public long remoteOffset;
+    /**
+     * One send-queue operation: the {@code Mono} the caller gets, and from its first subscription
+     * to its completion, that subscriber's {@code Subscription} and the queue's entry. Set up
+     * ({@link #remote}, {@link #immediate}, {@link #atomic}) before it is subscribed.
+     */
+    public static final class Op extends Mono<WorkCompletion> implements Subscription {
+        private static final VarHandle CLAIMED, SIGNAL, PHASE;
+
+        static {
+            try {
+                MethodHandles.Lookup l = MethodHandles.lookup();
+                CLAIMED = l.findVarHandle(Op.class, "claimed", int.class);
+                SIGNAL = l.findVarHandle(Op.class, "signal", int.class);
+                PHASE = l.findVarHandle(Op.class, "phase", int.class);
+            } catch (ReflectiveOperationException e) {
+                throw new ExceptionInInitializerError(e);
+            }
+        }
+
+        /** Queue phases: not queued yet, waiting for a credit, then posted (the NIC owns the buffers until the completion) or abandoned unposted. */
+        static final int NEW = 0, WAITING = 1, POSTED = 2, ABANDONED = 3;
+        /** Signal states: subscribed, requested, completed before the request (the value waits), terminated or cancelled. */
+        private static final int ACTIVE = 0, REQUESTED = 1, VALUE = 2, DONE = 3;
+
+        private final SendQueue queue;
+        final SendOpcode opcode;
+        /** The one element of the common case, without an array: {@code buffer} is null for a list. */
+        final @Nullable RegisteredBuffer buffer;
+        final long bufferOffset;
+        final int bufferLength;
+        private final @Nullable List<ScatterGatherElement> list;
+        /** The list's elements, taken when subscribed; null for the one-element case. */
+        ScatterGatherElement @Nullable [] sges;
+        /** Bytes the gather/scatter list covers (set when subscribed). */
+        long length;
+        @Nullable RemoteBuffer remote;
+        long remoteOffset;
         boolean hasImmediate;
         int immediate;
         long compareAdd, swap;
-        MonoSink<WorkCompletion> sink;
-        /** When the operation times out, on the queue's timer clock. */
-        long deadline;
-        private static final int WAITING = 0, POSTED = 1, ABANDONED = 2;
-        /** Waiting for a credit, then posted (the NIC owns the buffers until the completion) or abandoned unposted. */
-        private final AtomicInteger phase = new AtomicInteger(WAITING);
-        /** Set once the Mono has terminated or its subscriber left: nothing more is signalled. */
-        private final AtomicBoolean terminated = new AtomicBoolean();
 
-        public Op(SendOpcode opcode, ScatterGatherElement... sges) {
+        private volatile int claimed;
+        private @Nullable CoreSubscriber<? super WorkCompletion> actual;
+        private volatile int signal;
+        private @Nullable WorkCompletion value;
+        volatile int phase;
+        /** When the operation times out, on the queue's clock. */
+        long deadline;
+        /** The next operation waiting for a credit; guarded by the queue's lock. */
+        @Nullable Op next;
+
+        private Op(SendQueue queue, SendOpcode opcode, @Nullable RegisteredBuffer buffer, long offset, int length,
+                   @Nullable List<ScatterGatherElement> list) {
+            this.queue = queue;
             this.opcode = opcode;
-            this.sges = sges;
-            long total = 0;
-            for (ScatterGatherElement s : sges) total += s.length();
-            this.length = total;
+            this.buffer = buffer;
+            this.bufferOffset = offset;
+            this.bufferLength = length;
+            this.list = list;
         }
 
         public Op remote(RemoteBuffer target, long offset) {
@@ -361,12 +561,152 @@ public final class SendQueue {
             return this;
         }
 
+        private Op copy() {
+            Op c = new Op(queue, opcode, buffer, bufferOffset, bufferLength, list);
+            c.remote = remote;
+            c.remoteOffset = remoteOffset;
+            c.hasImmediate = hasImmediate;
+            c.immediate = immediate;
+            c.compareAdd = compareAdd;
+            c.swap = swap;
+            return c;
+        }
+
         boolean isAtomic() {
             return opcode == SendOpcode.ATOMIC_CMP_AND_SWP || opcode == SendOpcode.ATOMIC_FETCH_AND_ADD;
         }
 
+        /** Elements in the gather/scatter list. */
+        int sgeCount() {
+            return sges == null ? 1 : sges.length;
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super WorkCompletion> actual) {
+            if (!CLAIMED.compareAndSet(this, 0, 1)) {
+                copy().subscribe(actual);  // each subscription posts once, with state of its own
+                return;
+            }
+            Throwable invalid = validate();
+            if (invalid != null) {
+                Operators.error(actual, invalid);  // what the NIC would refuse reaches the subscriber, never the caller as a throw
+                return;
+            }
+            this.actual = actual;
+            actual.onSubscribe(this);
+            if (!isTerminated()) queue.submit(this);
+        }
+
+        /** The checks the NIC would otherwise make, or worse, not make; null if the operation may be posted. */
+        private @Nullable Throwable validate() {
+            try {
+                if (list != null) {
+                    ScatterGatherElement[] elements = list.toArray(new ScatterGatherElement[0]);
+                    long total = 0;
+                    for (ScatterGatherElement s : elements) total += Objects.requireNonNull(s, "scatter-gather element").length();
+                    sges = elements;
+                    length = total;
+                } else {
+                    Objects.requireNonNull(buffer, "buffer");
+                    if (bufferOffset < 0 || bufferLength < 0 || bufferOffset > buffer.capacity() - bufferLength) {
+                        return new IndexOutOfBoundsException("[" + bufferOffset + ", " + (bufferOffset + bufferLength)
+                                + ") outside the local buffer of " + buffer.capacity() + " bytes");
+                    }
+                    length = bufferLength;
+                }
+                int n = sgeCount();
+                if (n > queue.maxScatterGather) {
+                    return new IllegalArgumentException(n + " scatter-gather elements exceed maxScatterGather " + queue.maxScatterGather);
+                }
+                if (n == 0 && opcode != SendOpcode.SEND && opcode != SendOpcode.SEND_WITH_IMM && opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
+                    return new IllegalArgumentException(opcode + " needs at least one scatter-gather element");
+                }
+                if (remote != null) remote.checkRange(remoteOffset, length);
+                return null;
+            } catch (RuntimeException e) {
+                return e;
+            }
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                if ((int) SIGNAL.getAndSet(this, DONE) != DONE) {
+                    queue.abandon(this);
+                    actual.onError(new IllegalArgumentException("§3.9: request must be positive, was " + n));
+                }
+                return;
+            }
+            while (true) {
+                int s = signal;
+                if (s == ACTIVE) {
+                    if (SIGNAL.compareAndSet(this, ACTIVE, REQUESTED)) return;
+                } else if (s == VALUE) {
+                    if (SIGNAL.compareAndSet(this, VALUE, DONE)) emit();
+                    return;
+                } else {
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public void cancel() {
+            int s = (int) SIGNAL.getAndSet(this, DONE);
+            if (s == DONE) return;
+            value = null;
+            if (s != VALUE) queue.abandon(this);
+        }
+
+        private void emit() {
+            WorkCompletion v = value;
+            value = null;
+            actual.onNext(v);
+            actual.onComplete();
+        }
+
+        /** Its completion came: emitted now if requested, else when requested. */
+        void succeed(WorkCompletion wc) {
+            while (true) {
+                int s = signal;
+                if (s == REQUESTED) {
+                    if (SIGNAL.compareAndSet(this, REQUESTED, DONE)) {
+                        value = wc;
+                        emit();
+                        return;
+                    }
+                } else if (s == ACTIVE) {
+                    value = wc;
+                    if (SIGNAL.compareAndSet(this, ACTIVE, VALUE)) return;
+                } else {
+                    return;
+                }
+            }
+        }
+
+        /** Fails the operation, unless it already terminated (or its completion is waiting for the request). */
+        void fail(Throwable e) {
+            while (true) {
+                int s = signal;
+                if (s == DONE || s == VALUE) return;
+                if (SIGNAL.compareAndSet(this, s, DONE)) {
+                    actual.onError(e);
+                    return;
+                }
+            }
+        }
+
+        /** Nothing more will be signalled: it terminated, its completion is decided, or its subscriber left. */
+        boolean isTerminated() {
+            return signal >= VALUE;
+        }
+
         /** Retains every listed buffer, or none: a buffer already returned to its pool fails the whole operation. */
         void retain() {
+            if (sges == null) {
+                buffer.retain();
+                return;
+            }
             int i = 0;
             try {
                 for (; i < sges.length; i++) sges[i].buffer().retain();
@@ -377,37 +717,22 @@ public final class SendQueue {
         }
 
         void release() {
-            for (ScatterGatherElement s : sges) s.buffer().release();
-        }
-
-        boolean terminate() {
-            return terminated.compareAndSet(false, true);
+            if (sges == null) buffer.release();
+            else for (ScatterGatherElement s : sges) s.buffer().release();
         }
 
         /** The drainer claims a waiting operation for posting; false if its subscriber abandoned it first. */
         boolean startPosting() {
-            return phase.compareAndSet(WAITING, POSTED);
+            return PHASE.compareAndSet(this, WAITING, POSTED);
         }
 
         /** True if the operation was still waiting and now never will be posted. */
         boolean abandonWaiting() {
-            return phase.compareAndSet(WAITING, ABANDONED);
+            return PHASE.compareAndSet(this, WAITING, ABANDONED);
         }
 
         boolean isAbandoned() {
-            return phase.get() == ABANDONED;
-        }
-
-        boolean isTerminated() {
-            return terminated.get();
-        }
-
-        void succeed(WorkCompletion wc) {
-            if (terminate()) sink.success(wc);
-        }
-
-        void fail(Throwable e) {
-            if (sink != null && terminate()) sink.error(e);
+            return phase == ABANDONED;
         }
     }
 }

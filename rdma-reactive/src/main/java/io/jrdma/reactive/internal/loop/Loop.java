@@ -59,6 +59,10 @@ public final class Loop implements Executor {
         /** Something went wrong while dispatching to it: close it. */
         void fail(Throwable error);
 
+        /** The poll batch in which it asked {@link #deferToBatchEnd} is dispatched (loop thread). */
+        default void afterBatch() {
+        }
+
         PollingMode pollingMode();
     }
 
@@ -103,8 +107,15 @@ public final class Loop implements Executor {
     // loop thread only
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
     private final List<Member> draining = new ArrayList<>();
+    private boolean dispatching;
+    private final List<Member> afterBatch = new ArrayList<>();
     private final Map<LoopDevice, Integer> channelSlots = new HashMap<>();
     private final Map<DeviceDomain, Integer> asyncSlots = new HashMap<>();
+    // the same as arrays, rebuilt when the poll set changes: a wake-up walks them without an iterator
+    private LoopDevice[] channelDevices = new LoopDevice[0];
+    private int[] channelSlotOf = new int[0];
+    private DeviceDomain[] asyncDomains = new DeviceDomain[0];
+    private int[] asyncSlotOf = new int[0];
 
     private volatile boolean shutdown;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
@@ -328,13 +339,46 @@ public final class Loop implements Executor {
 
     private int pollAll() {
         int total = 0;
-        for (LoopCq c : cqs) {
-            int n = c.cq.poll(wcs, POLL_BATCH);
-            for (int i = 0; i < n; i++) dispatch(c.device.members, i);
-            total += n;
+        dispatching = true;
+        try {
+            for (LoopCq c : cqs) {
+                int n = c.cq.poll(wcs, POLL_BATCH);
+                for (int i = 0; i < n; i++) dispatch(c.device.members, i);
+                total += n;
+            }
+        } finally {
+            dispatching = false;
         }
+        if (!afterBatch.isEmpty()) runAfterBatch();
         if (total > 0) completions.addAndGet(total);
         return total;
+    }
+
+    /**
+     * Called by a member on the loop thread: if the loop is dispatching a poll batch, the member's
+     * {@link Member#afterBatch()} runs once when the batch is done, and this returns true. A
+     * connection defers its posts so: what a batch's completions free (credits, and the next
+     * operations their subscribers start) goes to the NIC as one chain, one doorbell.
+     */
+    public boolean deferToBatchEnd(Member member) {
+        if (!dispatching || Thread.currentThread() != thread) return false;
+        // a repeat of the last (the common case: one connection's completions in a row) is dropped; an
+        // interleaved repeat runs twice, which finds nothing more to post
+        if (afterBatch.isEmpty() || afterBatch.getLast() != member) afterBatch.add(member);
+        return true;
+    }
+
+    private void runAfterBatch() {
+        for (int i = 0; i < afterBatch.size(); i++) {
+            Member m = afterBatch.get(i);
+            try {
+                m.afterBatch();
+            } catch (Throwable t) {
+                LOG.log(Level.ERROR, "posting after a poll batch on " + name + " failed; closing its connection", t);
+                m.fail(t);
+            }
+        }
+        afterBatch.clear();
     }
 
     private void dispatch(QpTable<Member> members, int i) {
@@ -366,18 +410,26 @@ public final class Loop implements Executor {
         }
     }
 
-    /** Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2). */
+    /**
+     * Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2).
+     * Allocates nothing (an EVENT loop may sleep once per operation): no iterator, no Duration
+     * unless a connection is draining.
+     */
     private void sleep() {
-        syncPollSet();
+        if (pollSetStale) syncPollSet();
         sleeping.set(true);
         try {
             if (!tasks.isEmpty() || shutdown) return;
             LoopCq[] armed = cqs;
             for (LoopCq c : armed) c.cq.requestNotification(false);
             if (pollAll() > 0 || pollSetStale) return;
-            Duration wait = SLEEP;
             long now = System.nanoTime();
-            for (Member m : draining) wait = min(wait, Duration.ofNanos(Math.max(0, m.drainDeadline() - now)));
+            Duration wait = SLEEP;
+            if (!draining.isEmpty()) {
+                long nanos = wait.toNanos();
+                for (int i = 0; i < draining.size(); i++) nanos = Math.min(nanos, Math.max(0, draining.get(i).drainDeadline() - now));
+                wait = Duration.ofNanos(nanos);
+            }
             serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
         } finally {
@@ -385,20 +437,16 @@ public final class Loop implements Executor {
         }
     }
 
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
-
     /** Waits on the poll set, then takes the completion events and async events that are there. */
     private void serviceFds(Duration wait) {
         if (pollSetStale) syncPollSet();
         if (pollSet.await(wait) == 0) return;
-        for (Map.Entry<LoopDevice, Integer> e : channelSlots.entrySet()) {
+        for (int i = 0; i < channelDevices.length; i++) {
             // the CQ it names is polled in the next pass; taking the event only re-enables notification
-            if (pollSet.isReadable(e.getValue())) e.getKey().channel.takeEvent();
+            if (pollSet.isReadable(channelSlotOf[i])) channelDevices[i].channel.takeEvent();
         }
-        for (Map.Entry<DeviceDomain, Integer> e : asyncSlots.entrySet()) {
-            if (pollSet.isReadable(e.getValue())) e.getKey().serviceAsyncEvents();
+        for (int i = 0; i < asyncDomains.length; i++) {
+            if (pollSet.isReadable(asyncSlotOf[i])) asyncDomains[i].serviceAsyncEvents();
         }
     }
 
@@ -412,6 +460,12 @@ public final class Loop implements Executor {
         }
         for (LoopDevice d : current) channelSlots.computeIfAbsent(d, x -> pollSet.add(x.channel.fd()));
         for (DeviceDomain d : sources) asyncSlots.computeIfAbsent(d, x -> pollSet.add(x.context().asyncEventFd()));
+        channelDevices = channelSlots.keySet().toArray(LoopDevice[]::new);
+        channelSlotOf = new int[channelDevices.length];
+        for (int i = 0; i < channelDevices.length; i++) channelSlotOf[i] = channelSlots.get(channelDevices[i]);
+        asyncDomains = asyncSlots.keySet().toArray(DeviceDomain[]::new);
+        asyncSlotOf = new int[asyncDomains.length];
+        for (int i = 0; i < asyncDomains.length; i++) asyncSlotOf[i] = asyncSlots.get(asyncDomains[i]);
     }
 
     private void failMembers(Throwable t) {

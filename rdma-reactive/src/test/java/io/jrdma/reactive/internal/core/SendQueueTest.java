@@ -13,7 +13,6 @@ import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import io.jrdma.reactive.memory.ScatterGatherElement;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.VerbsException;
 import io.jrdma.ffm.WcOpcode;
@@ -24,9 +23,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import io.jrdma.reactive.memory.ScatterGatherElement;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -62,8 +67,8 @@ class SendQueueTest {
         }, clock, TIMEOUT, "QP 0x11");
     }
 
-    private SendQueue.Op send(RegisteredBuffer b) {
-        return new SendQueue.Op(SendOpcode.SEND, ScatterGatherElement.of(b, 0, 8));
+    private static SendQueue.Op send(SendQueue q, RegisteredBuffer b) {
+        return q.operation(SendOpcode.SEND, b, 0, 8);
     }
 
     private static WorkCompletion wc(int slot, WcStatus status) {
@@ -82,8 +87,8 @@ class SendQueueTest {
     void noMoreThanDepthArePostedAndEachFreedCreditGoesToTheOldestWaitingPost() {
         SendQueue q = queue(2);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(b), send(b), send(b), send(b));
-        List<List<Object>> signals = ops.stream().map(op -> subscribe(q.submit(op))).toList();
+        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b));
+        List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
 
         assertEquals(ops.subList(0, 2), posted, "two credits: the first two are posted");
         assertEquals(2, q.waiting());
@@ -109,9 +114,9 @@ class SendQueueTest {
         SendQueue q = queue(1);
         RegisteredBuffer holder = pool.tryAcquire();
         RegisteredBuffer waiter = pool.tryAcquire();
-        subscribe(q.submit(send(holder)));  // takes the only credit and never completes in time
+        subscribe(send(q, holder));  // takes the only credit and never completes in time
 
-        StepVerifier.withVirtualTime(() -> q.submit(send(waiter)), () -> clock, Long.MAX_VALUE)
+        StepVerifier.withVirtualTime(() -> send(q, waiter), () -> clock, Long.MAX_VALUE)
                 .expectSubscription()
                 .then(() -> assertEquals(2, waiter.refCount(), "the waiting post holds its buffer"))
                 .expectNoEvent(TIMEOUT.minusMillis(1))
@@ -138,7 +143,7 @@ class SendQueueTest {
         RegisteredBuffer b = pool.tryAcquire();
         List<Object> signals = new CopyOnWriteArrayList<>();
 
-        StepVerifier.withVirtualTime(() -> q.submit(send(b)).doOnEach(signals::add), () -> clock, Long.MAX_VALUE)
+        StepVerifier.withVirtualTime(() -> send(q, b).doOnEach(signals::add), () -> clock, Long.MAX_VALUE)
                 .expectSubscription()
                 .then(() -> assertEquals(1, posted.size()))
                 .thenAwait(TIMEOUT)
@@ -159,7 +164,7 @@ class SendQueueTest {
     void aCompletionInTimeCancelsTheTimeout() {
         SendQueue q = queue(1);
         RegisteredBuffer b = pool.tryAcquire();
-        StepVerifier.withVirtualTime(() -> q.submit(send(b)), () -> clock, Long.MAX_VALUE)
+        StepVerifier.withVirtualTime(() -> send(q, b), () -> clock, Long.MAX_VALUE)
                 .expectSubscription()
                 .thenAwait(TIMEOUT.minusSeconds(1))
                 .then(() -> q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS)))
@@ -175,8 +180,8 @@ class SendQueueTest {
         SendQueue q = queue(1);
         RegisteredBuffer first = pool.tryAcquire();
         RegisteredBuffer second = pool.tryAcquire();
-        Disposable postedOp = q.submit(send(first)).subscribe();
-        Disposable waitingOp = q.submit(send(second)).subscribe();
+        Disposable postedOp = send(q, first).subscribe();
+        Disposable waitingOp = send(q, second).subscribe();
 
         waitingOp.dispose();
         assertEquals(0, q.waiting(), "the cancelled post left the queue without waiting for a credit");
@@ -195,14 +200,14 @@ class SendQueueTest {
         RegisteredBuffer bad = pool.tryAcquire();
         RegisteredBuffer good = pool.tryAcquire();
         SendQueue q = new SendQueue(1, (op, slot) -> {
-            if (op.sges[0].buffer() == bad) throw new VerbsException("ibv_post_send(QP 0x11)", 12);
+            if (op.buffer == bad) throw new VerbsException("ibv_post_send(QP 0x11)", 12);
             accepted.add(op);
         }, clock, TIMEOUT, "QP 0x11");
 
-        StepVerifier.create(q.submit(send(bad))).expectError(VerbsException.class).verify(Duration.ofSeconds(5));
+        StepVerifier.create(send(q, bad)).expectError(VerbsException.class).verify(Duration.ofSeconds(5));
         assertEquals(1, bad.refCount());
         assertEquals(1, q.availableCredits());
-        subscribe(q.submit(send(good)));
+        subscribe(send(q, good));
         assertEquals(1, accepted.size(), "the queue kept posting");
     }
 
@@ -210,8 +215,8 @@ class SendQueueTest {
     void closingFailsWaitingPostsAndFlushedCompletionsCarryTheReason() {
         SendQueue q = queue(1);
         RegisteredBuffer b = pool.tryAcquire();
-        Mono<WorkCompletion> inFlight = q.submit(send(b)).cache();
-        Mono<WorkCompletion> waiting = q.submit(send(b)).cache();
+        Mono<WorkCompletion> inFlight = send(q, b).cache();
+        Mono<WorkCompletion> waiting = send(q, b).cache();
         subscriptions.add(inFlight.subscribe(v -> { }, e -> { }));
         subscriptions.add(waiting.subscribe(v -> { }, e -> { }));
         ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11: the peer disconnected");
@@ -228,7 +233,260 @@ class SendQueueTest {
             assertSame(reason, f.getCause());
         }).verify(Duration.ofSeconds(5));
         assertEquals(1, b.refCount());
-        StepVerifier.create(q.submit(send(b))).expectErrorSatisfies(e -> assertSame(reason, e)).verify(Duration.ofSeconds(5));
+        StepVerifier.create(send(q, b)).expectErrorSatisfies(e -> assertSame(reason, e)).verify(Duration.ofSeconds(5));
         assertEquals(1, posted.size());
+    }
+
+    /** Records signals and keeps its Subscription, to call it late. */
+    private static final class Recorder implements CoreSubscriber<WorkCompletion> {
+        final List<Object> signals = new CopyOnWriteArrayList<>();
+        final long initialRequest;
+        volatile Subscription subscription;
+
+        Recorder(long initialRequest) {
+            this.initialRequest = initialRequest;
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            subscription = s;
+            if (initialRequest != 0) s.request(initialRequest);
+        }
+
+        @Override
+        public void onNext(WorkCompletion wc) {
+            signals.add(wc);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            signals.add(t);
+        }
+
+        @Override
+        public void onComplete() {
+            signals.add("complete");
+        }
+    }
+
+    @Test
+    void aCompletionThatArrivesBeforeTheRequestWaitsForItAndIsEmittedOnce() {
+        SendQueue q = queue(1);
+        RegisteredBuffer b = pool.tryAcquire();
+        Recorder r = new Recorder(0);
+        send(q, b).subscribe(r);
+        assertEquals(1, posted.size(), "posted on subscription, not on request");
+
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(), r.signals, "no demand: nothing emitted");
+        assertEquals(1, b.refCount(), "but the completion was taken: buffer and credit are back");
+        assertEquals(1, q.availableCredits());
+
+        r.subscription.request(1);
+        r.subscription.request(1);
+        assertEquals(2, r.signals.size(), "the completion, then complete: " + r.signals);
+        assertEquals("complete", r.signals.get(1));
+    }
+
+    @Test
+    void eachSubscriptionToTheSameMonoPostsItsOwnWorkRequest() {
+        SendQueue q = queue(2);
+        RegisteredBuffer b = pool.tryAcquire();
+        Mono<WorkCompletion> write = send(q, b);
+        List<Object> first = subscribe(write);
+        List<Object> second = subscribe(write);
+        assertEquals(2, posted.size());
+        assertEquals(3, b.refCount());
+
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(), first, "the first subscription's work request is still in flight");
+        assertEquals(2, second.size());
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, first.size());
+        assertEquals(1, b.refCount());
+    }
+
+    /**
+     * The ABA of reused operation state: a subscriber that already saw its operation terminate may
+     * still call request or cancel on its Subscription (an operator cancelling upstream after the
+     * value, a coroutine cancelled as it resumed). That must not reach whatever operation comes
+     * next: not a later subscription of the same Mono, not an operation waiting for a credit.
+     */
+    @Test
+    void aLateCancelThroughATerminatedOperationsSubscriptionNeverReachesALaterOperation() {
+        SendQueue q = queue(1);
+        RegisteredBuffer b = pool.tryAcquire();
+        Mono<WorkCompletion> write = send(q, b);
+        Recorder first = new Recorder(1);
+        write.subscribe(first);
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, first.signals.size(), "the first operation terminated");
+
+        Recorder again = new Recorder(1);
+        write.subscribe(again);  // the same Mono, subscribed again: posted into the same slot
+        Recorder waiting = new Recorder(1);
+        send(q, b).subscribe(waiting);
+        assertEquals(2, posted.size());
+        assertEquals(1, q.waiting());
+
+        first.subscription.cancel();
+        first.subscription.request(1);
+        first.subscription.request(0);
+        assertEquals(2, first.signals.size(), "nothing more for the terminated operation");
+        assertEquals(1, q.waiting(), "the waiting operation still waits");
+        assertEquals(3, b.refCount(), "both later operations hold their buffers");
+
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, again.signals.size(), "the later subscription completed normally: " + again.signals);
+        assertInstanceOf(WorkCompletion.class, again.signals.get(0));
+        assertEquals(3, posted.size(), "the waiting operation got the credit");
+        q.complete(slots.get(2), wc(slots.get(2), WcStatus.IBV_WC_SUCCESS));
+        assertInstanceOf(WorkCompletion.class, waiting.signals.get(0));
+        assertEquals(1, b.refCount());
+    }
+
+    @Test
+    void aRequestThatIsNotPositiveFailsAWaitingOperationWhichGivesItsBufferBackUnposted() {
+        SendQueue q = queue(1);
+        RegisteredBuffer holder = pool.tryAcquire();
+        RegisteredBuffer waiter = pool.tryAcquire();
+        subscribe(send(q, holder));
+        Recorder r = new Recorder(0);
+        send(q, waiter).subscribe(r);
+        assertEquals(2, waiter.refCount());
+
+        r.subscription.request(0);
+        assertInstanceOf(IllegalArgumentException.class, r.signals.get(0), "rule 3.9");
+        assertEquals(1, waiter.refCount());
+        assertEquals(0, q.waiting());
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(1, posted.size(), "never posted");
+    }
+
+    @Test
+    void aSubscriberThatCancelsInOnSubscribeNeitherRetainsNorPosts() {
+        SendQueue q = queue(1);
+        RegisteredBuffer b = pool.tryAcquire();
+        send(q, b).subscribe(new BaseSubscriber<WorkCompletion>() {
+            @Override
+            protected void hookOnSubscribe(Subscription s) {
+                s.cancel();
+            }
+        });
+        assertEquals(List.of(), posted);
+        assertEquals(1, b.refCount());
+        assertEquals(0, q.waiting());
+        assertEquals(1, q.availableCredits());
+    }
+
+    @Test
+    void anArgumentTheNicWouldRefuseFailsTheSubscriberAndPostsNothing() {
+        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        RegisteredBuffer b = pool.tryAcquire();
+        StepVerifier.create(q.operation(SendOpcode.SEND, b, 60, 8)).expectError(IndexOutOfBoundsException.class).verify(Duration.ofSeconds(5));
+        StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(b, 0, 8), ScatterGatherElement.of(b, 8, 8))))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("maxScatterGather 1"), e.getMessage()))
+                .verify(Duration.ofSeconds(5));
+        StepVerifier.create(q.operation(SendOpcode.RDMA_READ, List.of())).expectError(IllegalArgumentException.class).verify(Duration.ofSeconds(5));
+        assertEquals(List.of(), posted);
+        assertEquals(1, b.refCount());
+    }
+
+    /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
+    private final class ChainingPoster implements SendQueue.Poster {
+        final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();
+        private final List<SendQueue.Op> pending = new ArrayList<>();
+        private final List<Integer> pendingSlots = new ArrayList<>();
+        int refuseFrom = Integer.MAX_VALUE;
+
+        @Override
+        public void post(SendQueue.Op op, int slot) {
+            chains.add(List.of(op));
+            posted.add(op);
+            slots.add(slot);
+        }
+
+        @Override
+        public int maxChain() {
+            return 4;
+        }
+
+        @Override
+        public void chain(SendQueue.Op op, int slot, int index) {
+            assertEquals(pending.size(), index, "chained in order");
+            pending.add(op);
+            pendingSlots.add(slot);
+        }
+
+        @Override
+        public int postChain(int count, RuntimeException[] failure) {
+            int accepted = Math.min(count, refuseFrom);
+            chains.add(List.copyOf(pending.subList(0, accepted)));
+            posted.addAll(pending.subList(0, accepted));
+            slots.addAll(pendingSlots.subList(0, accepted));
+            pending.clear();
+            pendingSlots.clear();
+            if (accepted < count) failure[0] = new VerbsException("ibv_post_send(QP 0x11)", 22);
+            return accepted;
+        }
+    }
+
+    @Test
+    void creditsFreedWhileTheLoopDispatchesABatchArePostedAfterItAsOneChainInFifoOrder() {
+        AtomicBoolean batch = new AtomicBoolean();
+        ChainingPoster nic = new ChainingPoster();
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
+        assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "outside a batch: posted one by one");
+        assertEquals(3, q.waiting());
+
+        batch.set(true);  // the loop dispatches a poll batch: both completions, each freeing a credit
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, signals.get(0).size(), "the Monos are signalled in the batch");
+        assertEquals(2, nic.chains.size(), "but nothing is posted during it");
+        assertEquals(2, q.availableCredits());
+
+        batch.set(false);
+        q.drain();  // the loop's afterBatch
+        assertEquals(List.of(ops.get(2), ops.get(3)), nic.chains.get(2), "one chain, oldest first, as many as credits");
+        assertEquals(1, q.waiting());
+        q.complete(slots.get(2), wc(slots.get(2), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(ops.get(4)), nic.chains.get(3));
+        q.complete(slots.get(3), wc(slots.get(3), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(4), wc(slots.get(4), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(1, b.refCount());
+        signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
+    }
+
+    @Test
+    void aChainTheProviderRefusesFromOneWorkRequestOnFailsOnlyThoseWhichGiveBackCreditsAndBuffers() {
+        AtomicBoolean batch = new AtomicBoolean(true);
+        ChainingPoster nic = new ChainingPoster();
+        nic.refuseFrom = 2;  // ibv_post_send's bad_wr: the third
+        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        List<RegisteredBuffer> buffers = List.of(pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire());
+        List<List<Object>> signals = buffers.stream().map(b -> subscribe(send(q, b))).toList();
+        assertEquals(List.of(), nic.chains, "deferred");
+
+        batch.set(false);
+        q.drain();
+        assertEquals(1, nic.chains.size());
+        assertEquals(2, nic.chains.get(0).size(), "the provider took the first two");
+        for (int k = 2; k < 4; k++) {
+            assertInstanceOf(VerbsException.class, signals.get(k).get(0), "refused: " + signals.get(k));
+            assertEquals(1, buffers.get(k).refCount(), "a refused work request gives its buffer back");
+        }
+        assertEquals(2, q.availableCredits(), "and its credit");
+        assertEquals(List.of(), signals.get(0));
+        assertEquals(2, buffers.get(0).refCount(), "a posted one keeps its buffer until its completion");
+
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, signals.get(1).size());
+        assertEquals(1, buffers.get(1).refCount());
+        assertEquals(4, q.availableCredits());
     }
 }
