@@ -169,6 +169,8 @@ final class Report {
                   reactive = rdma-reactive's Monos, depth in flight, one subscriber per operation; kotlin = rdma-kotlin's suspend functions,
                   a coroutine per operation in flight (Dispatchers.Unconfined). write_lat: ffm and perftest spin on memory, reactive and
                   kotlin answer WRITE_WITH_IMM with WRITE_WITH_IMM (a receiver learns of a WRITE only from its RECV completion).
+                posting: perftest (default, no --post_list) and ffm post one work request per ibv_post_send; reactive and kotlin
+                  chain what a poll batch's completions make possible into one ibv_post_send (rdma-reactive's chained posts).
                 CPU us/op c/s: user + system CPU of the client / server process per operation. jrdma: every thread of each JVM (JIT
                   compiler threads included, their share is in the CSV) over the measured window, from /proc/self/task/*/schedstat.
                   perftest: each process's schedstat from the client's result header (printed right before its measured loop) to
