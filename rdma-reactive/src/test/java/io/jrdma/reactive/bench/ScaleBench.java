@@ -135,7 +135,7 @@ public final class ScaleBench {
         bench.row.put("accel", accel);
         if (ibWriteBw != null) {
             try {
-                bench.row.put("ib_write_bw_msg_s", Math.round(WriteBench.parseIbWriteBw(ibWriteBw).opsPerSecond()));
+                bench.row.put("ib_write_bw_msg_s", Math.round(ibWriteBwMessageRate(ibWriteBw)));
             } catch (IOException | RuntimeException e) {
                 bench.notes.add("ib_write_bw log unreadable: " + e.getMessage());
             }
@@ -575,6 +575,21 @@ public final class ScaleBench {
     }
 
     /** The soft limit on open files ("Max open files" in /proc/self/limits), as the JVM raised it. */
+    /**
+     * ib_write_bw's message rate from its client log (with --report_gbits): the line after
+     * "#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]".
+     */
+    static double ibWriteBwMessageRate(Path clientLog) throws IOException {
+        List<String> lines = Files.readAllLines(clientLog);
+        for (int i = 0; i + 1 < lines.size(); i++) {
+            if (!lines.get(i).contains("#bytes")) continue;
+            String[] f = lines.get(i + 1).trim().split("\\s+");
+            if (f.length < 5) break;
+            return Double.parseDouble(f[4]) * 1e6;
+        }
+        throw new IllegalArgumentException(clientLog + " has no ib_write_bw result line");
+    }
+
     private static String openFileLimit() {
         try {
             for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {

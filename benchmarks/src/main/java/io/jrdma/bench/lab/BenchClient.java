@@ -1,0 +1,229 @@
+package io.jrdma.bench.lab;
+
+import io.jrdma.bench.lab.Ends.ClientEnd;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The client JVM of {@code lab/bench}: runs every row of the session's matrix on rxe0 against the
+ * bench server on rxe1, each after perftest ran the same combination in the same lab session,
+ * and writes the CSV and the table. A row that fails is reported as failed and the next row
+ * runs; every wait has a limit.
+ */
+final class BenchClient {
+    private final Options options;
+    private ControlChannel control;
+    private boolean serverGone;
+
+    /**
+     * The command line: where things are and what the matrix does not say.
+     *
+     * @param controlPort the bench server's control port on the loopback
+     * @param matrix      matrix.tsv: the combinations, with perftest's results
+     * @param out         where the CSV and the table go
+     * @param accel       the lab's accelerator, for the table
+     * @param layers      the layers to run
+     * @param transport   jrdma's setup path: rdma_cm or tcp
+     * @param perftestSetup perftest's setup path: tcp (its socket exchange) or rdma_cm (-R)
+     * @param inline      inline size
+     * @param readDepth   READs outstanding
+     * @param cqMod       rdma-ffm's signalling interval
+     * @param warmup      seconds of warm-up per row
+     * @param rowLimit    how long one row may take, warm-up included
+     * @param jitQuiet    how much longer than the warm-up a row may wait for the JIT threads to go quiet
+     */
+    record Options(int controlPort, Path matrix, Path out, String accel, List<Layer> layers, String transport, String perftestSetup, int inline,
+                   int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet) {
+        static Options parse(String[] args) {
+            int control = 18600;
+            Path matrix = null;
+            Path out = Path.of("target/lab-bench");
+            String accel = System.getenv().getOrDefault("JRDMA_LAB_ACCEL", "unknown");
+            List<Layer> layers = List.of(Layer.values());
+            String transport = "rdma_cm";
+            String perftestSetup = "tcp";
+            int inline = 64;
+            int readDepth = 16;
+            int cqMod = 100;
+            double warmup = 2;
+            Duration rowLimit = Duration.ofSeconds(300);
+            Duration jitQuiet = Duration.ofSeconds(20);
+            for (int i = 0; i < args.length; i += 2) {
+                String value = i + 1 < args.length ? args[i + 1] : "";
+                switch (args[i]) {
+                    case "--control" -> control = Integer.parseInt(value);
+                    case "--matrix" -> matrix = Path.of(value);
+                    case "--out" -> out = Path.of(value);
+                    case "--accel" -> accel = value;
+                    case "--layers" -> layers = words(value).stream().map(Layer::of).toList();
+                    case "--transport" -> transport = value;
+                    case "--perftest-setup" -> perftestSetup = value;
+                    case "--inline" -> inline = Integer.parseInt(value);
+                    case "--read-depth" -> readDepth = Integer.parseInt(value);
+                    case "--cq-mod" -> cqMod = Integer.parseInt(value);
+                    case "--warmup" -> warmup = Double.parseDouble(value);
+                    case "--row-limit" -> rowLimit = Duration.ofSeconds(Long.parseLong(value));
+                    case "--jit-quiet" -> jitQuiet = Duration.ofMillis((long) (Double.parseDouble(value) * 1000));
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+            if (matrix == null) throw new IllegalArgumentException("--matrix is required");
+            return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet);
+        }
+
+        private static List<String> words(String s) {
+            return List.of(s.trim().split("[,\\s]+"));
+        }
+    }
+
+    private BenchClient(Options options) {
+        this.options = options;
+    }
+
+    static int run(String[] args) throws IOException {
+        Options o = Options.parse(args);
+        List<PerftestRun> matrix = PerftestRun.read(o.matrix());
+        if (!ProcessCost.available()) log("no /proc/self/task/*/schedstat or no per-thread allocation counters: the CPU and allocation columns are wrong");
+        Report report = new Report(o);
+        BenchClient client = new BenchClient(o);
+        long t0 = System.nanoTime();
+        client.reconnect(Duration.ofSeconds(180));
+        int failed = 0;
+        for (PerftestRun combo : matrix) {
+            PerftestRun perftest = combo.test().rpc() ? reference(matrix, combo) : combo;
+            for (Layer layer : o.layers()) {
+                if (combo.test().rpc() && layer == Layer.FFM) continue;
+                RowSpec spec = new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
+                        combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup());
+                long r0 = System.nanoTime();
+                RowResult result = client.row(spec);
+                if (!result.ok()) failed++;
+                String line = report.add(result, perftest);
+                log(String.format(Locale.ROOT, "%s (%.0f s)", line, (System.nanoTime() - r0) / 1e9));
+            }
+        }
+        client.quit();
+        report.finish((System.nanoTime() - t0) / 1e9);
+        log(failed == 0 ? "every row ran" : failed + " row(s) failed");
+        return failed == 0 ? 0 : 3;
+    }
+
+    /** The RPC rows stand beside ib_send_lat of the same size and polling. */
+    private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun rpc) {
+        for (PerftestRun r : matrix) {
+            if (r.test() == BenchTest.SEND_LAT && r.size() == rpc.size() && r.polling() == rpc.polling()) return r;
+        }
+        return null;
+    }
+
+    private RowResult row(RowSpec spec) {
+        if (serverGone) return RowResult.failed(spec, "the bench server is gone");
+        long deadline = System.nanoTime() + options.rowLimit().toNanos();
+        ClientEnd end = null;
+        try {
+            ControlChannel.Line ready = control.call("row", spec.toMap(), Ends.SETUP);
+            end = Ends.connect(spec, ready.args(), control);
+            int chunk = Math.max(1, Math.min(spec.iterations(), Math.max(5, spec.iterations() / 10)));
+            Latencies latencies = new Latencies(Math.max(spec.iterations(), chunk));
+            warmUp(spec, end, chunk, latencies, deadline);
+
+            control.call("begin", Ends.SETUP);
+            ProcessCost.Sample window = ProcessCost.open();
+            long nanos = end.run(spec.iterations(), latencies, deadline);
+            ProcessCost.Cost client = ProcessCost.close(window);
+            ProcessCost.Cost server = ProcessCost.Cost.fromMap(control.call("end", Ends.SETUP).args());
+
+            Latencies.Summary latency = spec.test().rate ? null : latencies.summary(spec.test().halfRoundTrip ? 2 : 1);
+            end.close();
+            end = null;
+            control.call("close", Ends.SETUP);
+            return new RowResult(spec, null, spec.iterations(), nanos, latency, client, server);
+        } catch (Exception | Error e) {
+            String why = ControlChannel.describe(e);
+            if (end != null) {
+                try {
+                    end.close();
+                } catch (RuntimeException closing) {
+                    why += "; closing: " + ControlChannel.describe(closing);
+                }
+            }
+            // the server closes its end when the control connection breaks: start afresh
+            try {
+                control.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
+            reconnect(Ends.SETUP.multipliedBy(3));
+            return RowResult.failed(spec, why);
+        }
+    }
+
+    /**
+     * Runs chunks of the row's operations for at least the warm-up time, and on until the JIT
+     * compiler threads of both JVMs took less than 2 % of a chunk's time (at most
+     * {@code jitQuiet} more): under TCG a C1 compile takes long, and a window that pays for one
+     * measures the compiler.
+     */
+    private void warmUp(RowSpec spec, ClientEnd end, int chunk, Latencies latencies, long deadline) throws Exception {
+        long start = System.nanoTime();
+        long warm = start + (long) (spec.warmup() * 1e9);
+        long giveUp = warm + options.jitQuiet().toNanos();
+        while (true) {
+            long jit0 = ProcessCost.compilerNanos() + serverCompilerNanos();
+            long t0 = System.nanoTime();
+            end.run(chunk, latencies, deadline);
+            latencies.reset();
+            long t1 = System.nanoTime();
+            long jit = ProcessCost.compilerNanos() + serverCompilerNanos() - jit0;
+            if (t1 - warm >= 0 && (jit < (t1 - t0) / 50 || t1 - giveUp >= 0)) break;
+        }
+    }
+
+    private long serverCompilerNanos() throws IOException {
+        return control.call("jit", Ends.SETUP).getLong("ns");
+    }
+
+    private void reconnect(Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        Exception last = null;
+        while (System.nanoTime() - deadline < 0) {
+            try {
+                control = new ControlChannel(new Socket(InetAddress.getLoopbackAddress(), options.controlPort()));
+                control.call("ping", limit);
+                return;
+            } catch (IOException e) {
+                last = e;
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
+        serverGone = true;
+        log("cannot reach the bench server on port " + options.controlPort() + " within " + limit.toSeconds() + " s: "
+                + (last == null ? "" : ControlChannel.describe(last)));
+    }
+
+    private void quit() {
+        if (serverGone) return;
+        try {
+            control.call("quit", Ends.SETUP);
+            control.close();
+        } catch (IOException | RuntimeException e) {
+            log("the bench server did not take quit: " + ControlChannel.describe(e));
+        }
+    }
+
+    static void log(String message) {
+        System.out.println(LocalTime.now().truncatedTo(ChronoUnit.SECONDS) + " lab/bench: " + message);
+    }
+}

@@ -1,0 +1,56 @@
+package io.jrdma.bench.lab;
+
+import java.util.Locale;
+
+/**
+ * The tests of the matrix, each named after the perftest program it stands beside. A latency row
+ * reports what that program reports: half the round trip for the ping-pongs (send_lat, write_lat),
+ * the whole operation for read_lat. The RPC rows stand beside ib_send_lat of the same size and
+ * polling: one call is one SEND each way, one of ib_send_lat's exchanges.
+ */
+enum BenchTest {
+    WRITE_BW("ib_write_bw", true, false, false),
+    SEND_BW("ib_send_bw", true, false, true),
+    READ_BW("ib_read_bw", true, false, true),
+    WRITE_LAT("ib_write_lat", false, true, false),
+    SEND_LAT("ib_send_lat", false, true, true),
+    READ_LAT("ib_read_lat", false, false, true),
+    /** Sequential calls of a small echo function: the round trip, beside ib_send_lat's (twice what it reports). */
+    RPC_LAT("ib_send_lat", false, false, true),
+    /** Calls per second with the in-flight depth of the row: no perftest counterpart, ib_send_lat's exchanges/s for scale. */
+    RPC_RATE("ib_send_lat", true, false, true);
+
+    /** The perftest program of the row (for the RPC rows: the one they stand beside). */
+    final String perftest;
+    /** A rate (messages or calls per second), not a latency. */
+    final boolean rate;
+    /** perftest reports half the round trip of a ping-pong. */
+    final boolean halfRoundTrip;
+    /** perftest 4.5 has {@code -e} (sleep on CQ events) for this program. */
+    final boolean perftestEvents;
+
+    BenchTest(String perftest, boolean rate, boolean halfRoundTrip, boolean perftestEvents) {
+        this.perftest = perftest;
+        this.rate = rate;
+        this.halfRoundTrip = halfRoundTrip;
+        this.perftestEvents = perftestEvents;
+    }
+
+    /** {@return the name in the table and on the command line: write_bw, rpc_lat, ...} */
+    String label() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+
+    boolean rpc() {
+        return this == RPC_LAT || this == RPC_RATE;
+    }
+
+    /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */
+    boolean passiveServer() {
+        return this == WRITE_BW || this == READ_BW || this == READ_LAT;
+    }
+
+    static BenchTest of(String label) {
+        return valueOf(label.toUpperCase(Locale.ROOT));
+    }
+}

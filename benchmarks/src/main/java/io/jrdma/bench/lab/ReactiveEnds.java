@@ -1,0 +1,231 @@
+package io.jrdma.bench.lab;
+
+import io.jrdma.bench.lab.Ends.ClientEnd;
+import io.jrdma.bench.lab.Ends.ServerEnd;
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.ConnectionSpec;
+import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.PollingMode;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.RemoteBuffer;
+import io.jrdma.reactive.rpc.CallOptions;
+import io.jrdma.reactive.rpc.DisposableRpcServer;
+import io.jrdma.reactive.rpc.RpcClient;
+import io.jrdma.reactive.rpc.RpcHandler;
+import io.jrdma.reactive.rpc.RpcRequest;
+import io.jrdma.reactive.rpc.RpcServer;
+import java.util.Map;
+import reactor.core.Disposable;
+
+/**
+ * The reactive layer: rdma-reactive's public API at both ends. The client keeps the row's depth
+ * of operation {@code Mono}s in flight ({@link Pipeline}); zero-copy forms throughout, from and
+ * into the connection's exposed buffer, slot by slot. A ping-pong is a SEND (or, for write_lat, a
+ * WRITE_WITH_IMM, whose RECV completion is the only notice a reactive receiver gets) answered in
+ * kind by the server from the buffer the message arrived in (or its exposed memory); read_lat
+ * is one READ at a time; the RPC rows call an echo function registered on an RpcServer.
+ */
+final class ReactiveEnds {
+    static final String ECHO = "echo";
+
+    private ReactiveEnds() {}
+
+    /**
+     * The row's settings on a client or server builder. The RPC rows keep the library's buffers
+     * and depths (the RPC layer sizes its frames and credits from them) and set only what they
+     * share with the other rows.
+     */
+    static <T extends ConnectionSpec<T>> T configure(T spec, RowSpec row, boolean eventPolling) {
+        T common = spec.transport(row.tcp() ? Transport.TCP : Transport.RDMA_CM)
+                .pollingMode(eventPolling ? PollingMode.EVENT : row.polling())
+                .maxInlineData(row.inline());
+        if (row.test().rpc()) return common;
+        return common.queueDepth(Math.max(row.depth(), 16), Math.max(row.rxDepth(), 16))
+                .buffers(Math.max(row.size(), 64), Math.max(row.depth(), 16))
+                .connectionParameters(row.readDepth(), row.readDepth(), 7, 7)
+                .exposeBuffer(row.regionBytes(), Access.REMOTE_WRITE, Access.REMOTE_READ);
+    }
+
+    static RdmaClient client(RowSpec row, Map<String, String> ready) {
+        return configure(RdmaClient.create().host(Ends.SERVER_IP).port(Integer.parseInt(ready.get("port"))).localAddress(Ends.CLIENT_IP),
+                row, false);
+    }
+
+    static RdmaServer server(RowSpec row) {
+        // perftest's server of a one-sided test polls nothing; ours sleeps on its completion channel
+        return configure(RdmaServer.create().host(Ends.SERVER_IP).port(0), row, row.test().passiveServer());
+    }
+
+    static byte[] payload(RowSpec row) {
+        return new byte[row.size()];
+    }
+
+    static RpcHandler echo() {
+        return RpcHandler.of(RpcRequest::bytes);
+    }
+
+    // ---- client ------------------------------------------------------------------------------
+
+    static ClientEnd connect(RowSpec row, Map<String, String> ready, ControlChannel control) throws Exception {
+        if (row.test().rpc()) {
+            RpcClient rpc = RpcClient.connect(client(row, ready), CallOptions.defaults()).block(Ends.SETUP);
+            try {
+                control.call("peer", Map.of(), Ends.SETUP);
+            } catch (Exception e) {
+                rpc.close().block(Ends.SETUP);
+                throw e;
+            }
+            return new RpcEnd(row, rpc);
+        }
+        RdmaConnection conn = client(row, ready).connect().block(Ends.SETUP);
+        try {
+            control.call("peer", Map.of(), Ends.SETUP);
+        } catch (Exception e) {
+            conn.disposeNow();
+            throw e;
+        }
+        return new Client(row, conn);
+    }
+
+    private static final class Client implements ClientEnd {
+        private final RowSpec row;
+        private final RdmaConnection conn;
+        private final RegisteredBuffer local;
+        private final RemoteBuffer remote;
+        private final long stride;
+
+        Client(RowSpec row, RdmaConnection conn) {
+            this.row = row;
+            this.conn = conn;
+            this.local = conn.exposedBuffer();
+            this.remote = conn.remoteBuffer();
+            this.stride = row.regionBytes() / row.slots();
+        }
+
+        @Override
+        public long run(int ops, Latencies latencies, long deadline) throws Exception {
+            int size = row.size();
+            int slots = row.slots();
+            return switch (row.test()) {
+                case WRITE_BW -> Pipeline.run((i, p) -> conn.write(local, i % slots * stride, size, remote, i % slots * stride),
+                        ops, row.depth(), null, deadline);
+                case READ_BW -> Pipeline.run((i, p) -> conn.read(remote, i % slots * stride, size, local, i % slots * stride),
+                        ops, row.depth(), null, deadline);
+                case SEND_BW -> Pipeline.run((i, p) -> conn.send(local, i % slots * stride, size), ops, row.depth(), null, deadline);
+                case SEND_LAT -> Pipeline.run((i, p) -> {
+                    p.fire(conn.send(local, stride, size));
+                    return conn.receive();
+                }, ops, 1, latencies, deadline);
+                case WRITE_LAT -> Pipeline.run((i, p) -> {
+                    p.fire(conn.writeWithImmediate(local, stride, size, remote, 0, i));
+                    return conn.receive();
+                }, ops, 1, latencies, deadline);
+                case READ_LAT -> Pipeline.run((i, p) -> conn.read(remote, 0, size, local, 0), ops, 1, latencies, deadline);
+                default -> throw new UnsupportedOperationException(row.test().label());
+            };
+        }
+
+        @Override
+        public void close() {
+            conn.disposeNow();
+        }
+    }
+
+    private static final class RpcEnd implements ClientEnd {
+        private final RowSpec row;
+        private final RpcClient rpc;
+        private final byte[] payload;
+
+        RpcEnd(RowSpec row, RpcClient rpc) {
+            this.row = row;
+            this.rpc = rpc;
+            this.payload = payload(row);
+        }
+
+        @Override
+        public long run(int ops, Latencies latencies, long deadline) throws Exception {
+            boolean sequential = row.test() == BenchTest.RPC_LAT;
+            return Pipeline.run((i, p) -> rpc.call(ECHO, payload), ops, sequential ? 1 : row.depth(), sequential ? latencies : null,
+                    deadline);
+        }
+
+        @Override
+        public void close() {
+            rpc.close().block(Ends.SETUP);
+        }
+    }
+
+    // ---- server ------------------------------------------------------------------------------
+
+    static final class Server implements ServerEnd {
+        private final RowSpec row;
+        private DisposableRdmaServer server;
+        private DisposableRpcServer rpcServer;
+        private RdmaConnection conn;
+        private Disposable part;
+        private volatile Throwable failure;
+
+        Server(RowSpec row) {
+            this.row = row;
+        }
+
+        @Override
+        public Map<String, String> listen() {
+            if (row.test().rpc()) {
+                rpcServer = RpcServer.create(server(row)).register(ECHO, echo()).bind().block(Ends.SETUP);
+                return ControlChannel.map("port", rpcServer.address().getPort());
+            }
+            server = server(row).bind().block(Ends.SETUP);
+            return ControlChannel.map("port", server.address().getPort());
+        }
+
+        @Override
+        public void accept(ControlChannel control) throws Exception {
+            if (server != null) {
+                conn = server.accept().block(Ends.SETUP);
+                part = switch (row.test()) {
+                    case SEND_BW -> conn.receives().subscribe(ReceivedMessage::release, this::failed);
+                    case SEND_LAT -> conn.receives().subscribe(m -> {
+                        conn.send(m.buffer(), 0, m.length()).subscribe(null, this::failed);
+                        m.release();
+                    }, this::failed);
+                    case WRITE_LAT -> {
+                        RegisteredBuffer local = conn.exposedBuffer();
+                        RemoteBuffer remote = conn.remoteBuffer();
+                        long stride = row.regionBytes() / row.slots();
+                        yield conn.receives().subscribe(m -> {
+                            conn.writeWithImmediate(local, stride, row.size(), remote, 0, m.immediate()).subscribe(null, this::failed);
+                            m.release();
+                        }, this::failed);
+                    }
+                    default -> null;
+                };
+            }
+            ControlChannel.Line peer = control.receive(Ends.SETUP);
+            if (peer == null || !peer.verb().equals("peer")) throw new IllegalStateException("expected the client's peer line, got " + peer);
+            control.ok(Map.of());
+        }
+
+        private void failed(Throwable t) {
+            if (failure == null) failure = t;
+        }
+
+        @Override
+        public Throwable failure() {
+            return failure;
+        }
+
+        @Override
+        public void close() {
+            if (part != null) part.dispose();
+            if (conn != null) conn.disposeNow();
+            if (server != null) server.disposeNow();
+            if (rpcServer != null) rpcServer.disposeNow();
+        }
+    }
+}

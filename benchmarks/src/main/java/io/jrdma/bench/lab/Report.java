@@ -1,0 +1,232 @@
+package io.jrdma.bench.lab;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZoneOffset;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The session's CSV (one line per row, written as the row ends, so a crash keeps what ran) and
+ * its table (written at the end, with a legend that says what every number is).
+ */
+final class Report {
+    static final String HEADER = "accel,test,size,layer,polling,transport,iterations,depth,status,"
+            + "jrdma_rate,jrdma_mb_s,jrdma_typical_us,jrdma_avg_us,jrdma_p99_us,jrdma_p999_us,"
+            + "perftest_rate,perftest_mb_s,perftest_typical_us,perftest_avg_us,perftest_p99_us,perftest_p999_us,ratio,"
+            + "client_cpu_us_op,server_cpu_us_op,client_jit_us_op,server_jit_us_op,perftest_client_cpu_us_op,perftest_server_cpu_us_op,"
+            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,perftest,note";
+
+    private final BenchClient.Options options;
+    private final PrintWriter csv;
+    private final List<String[]> table = new ArrayList<>();
+    private final String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
+
+    Report(BenchClient.Options options) throws IOException {
+        this.options = options;
+        Files.createDirectories(options.out());
+        csv = new PrintWriter(Files.newBufferedWriter(options.out().resolve("results.csv"), StandardCharsets.UTF_8));
+        csv.println(HEADER);
+        csv.flush();
+    }
+
+    /** Records a row; returns its one-line summary for the log. */
+    String add(RowResult r, PerftestRun perftest) {
+        RowSpec s = r.spec();
+        BenchTest test = s.test();
+        PerftestRun.Result p = null;
+        String perftestNote = perftest == null ? "none" : perftest.describe() + (perftest.ran() ? "" : ": " + perftest.status());
+        if (perftest != null && perftest.ran()) {
+            try {
+                p = perftest.result();
+            } catch (IOException | RuntimeException e) {
+                perftestNote += ": " + ControlChannel.describe(e);
+            }
+        }
+        // rpc_lat: a call's round trip beside ib_send_lat's round trip (perftest reports half of it)
+        Latencies.Summary pl = p == null ? null : test == BenchTest.RPC_LAT ? doubled(p.latency()) : p.latency();
+        double jrdmaValue = !r.ok() ? Double.NaN : test.rate ? r.rate() : r.latency().typical();
+        double perftestValue = p == null ? Double.NaN : test.rate ? p.rate() : pl.typical();
+        double ratio = test == BenchTest.RPC_RATE ? Double.NaN : jrdmaValue / perftestValue;
+        double clientCpu = r.ok() ? r.perOp(r.client().cpuNanos()) : Double.NaN;
+        double serverCpu = r.ok() ? r.perOp(r.server().cpuNanos()) : Double.NaN;
+        double perftestClientCpu = perftest == null || test.rpc() ? Double.NaN : perftest.clientCpuPerOp();
+        double perftestServerCpu = perftest == null || test.rpc() ? Double.NaN : perftest.serverCpuPerOp();
+        Latencies.Summary jl = r.ok() ? r.latency() : null;
+
+        List<String> f = new ArrayList<>();
+        f.add(options.accel());
+        f.add(test.label());
+        f.add(Integer.toString(s.size()));
+        f.add(s.layer().label());
+        f.add(s.polling().name());
+        f.add(s.transport());
+        f.add(Integer.toString(s.iterations()));
+        f.add(Integer.toString(s.depth()));
+        f.add(r.ok() ? "ok" : "failed");
+        f.add(num(test.rate && r.ok() ? r.rate() : Double.NaN, 1));
+        f.add(num(test.rate && r.ok() && !test.rpc() ? r.megabytesPerSecond() : Double.NaN, 3));
+        addLatency(f, jl);
+        f.add(num(test.rate && p != null ? p.rate() : Double.NaN, 1));
+        f.add(num(test.rate && p != null && !test.rpc() ? p.megabytesPerSecond() : Double.NaN, 3));
+        addLatency(f, test.rate ? null : pl);
+        f.add(num(ratio, 3));
+        f.add(num(clientCpu, 2));
+        f.add(num(serverCpu, 2));
+        f.add(num(r.ok() ? r.perOp(r.client().jitNanos()) : Double.NaN, 2));
+        f.add(num(r.ok() ? r.perOp(r.server().jitNanos()) : Double.NaN, 2));
+        f.add(num(perftestClientCpu, 2));
+        f.add(num(perftestServerCpu, 2));
+        double cpuRatioClient = ratio(clientCpu, perftestClientCpu);
+        // the server of a one-sided test idles on both sides: a quotient of two noises says nothing
+        double cpuRatioServer = test.passiveServer() ? Double.NaN : ratio(serverCpu, perftestServerCpu);
+        f.add(num(cpuRatioClient, 3));
+        f.add(num(cpuRatioServer, 3));
+        f.add(num(r.ok() ? r.perOpBytes(r.client().allocatedBytes()) : Double.NaN, 1));
+        f.add(num(r.ok() ? r.perOpBytes(r.server().allocatedBytes()) : Double.NaN, 1));
+        f.add(num(r.ok() ? r.seconds() : Double.NaN, 3));
+        f.add(perftestNote);
+        f.add(r.ok() ? "" : r.failure());
+        csv.println(String.join(",", f.stream().map(Report::csvField).toList()));
+        csv.flush();
+
+        String jrdma = !r.ok() ? "FAILED" : test.rate ? rate(r.rate(), test) : us(jl.typical());
+        String base = p == null ? "-" : test.rate ? rate(p.rate(), test) : us(pl.typical());
+        String detail = !r.ok() ? "" : test.rpc() && test.rate ? "" : test.rate ? mb(r.megabytesPerSecond()) : spread(jl);
+        String baseDetail = p == null || test.rpc() && test.rate ? "" : test.rate ? mb(p.megabytesPerSecond()) : spread(pl);
+        table.add(new String[] {test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, base,
+                Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio), detail, baseDetail,
+                pair(clientCpu, serverCpu, 1), pair(perftestClientCpu, perftestServerCpu, 1),
+                pair(cpuRatioClient, cpuRatioServer, 2),
+                r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-"});
+        return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, "perftest " + base,
+                "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
+                + (r.ok() ? "" : ": " + r.failure());
+    }
+
+    /** a / b, or NaN where b is no figure or zero (perftest's idle server). */
+    private static double ratio(double a, double b) {
+        return b > 0 ? a / b : Double.NaN;
+    }
+
+    private static Latencies.Summary doubled(Latencies.Summary l) {
+        return new Latencies.Summary(2 * l.typical(), 2 * l.average(), 2 * l.p99(), 2 * l.p999());
+    }
+
+    private static void addLatency(List<String> f, Latencies.Summary l) {
+        f.add(num(l == null ? Double.NaN : l.typical(), 2));
+        f.add(num(l == null ? Double.NaN : l.average(), 2));
+        f.add(num(l == null ? Double.NaN : l.p99(), 2));
+        f.add(num(l == null ? Double.NaN : l.p999(), 2));
+    }
+
+    void finish(double seconds) throws IOException {
+        csv.close();
+        String[] head = {"test", "size", "polling", "layer", "jrdma", "perftest", "ratio", "jrdma avg/p99/p99.9 us", "perftest avg/p99/p99.9 us",
+            "CPU us/op c/s", "perftest CPU c/s", "CPU ratio c/s", "alloc B/op c/s"};
+        int[] width = new int[head.length];
+        for (int i = 0; i < head.length; i++) width[i] = head[i].length();
+        for (String[] row : table) for (int i = 0; i < row.length; i++) width[i] = Math.max(width[i], row[i].length());
+        StringBuilder t = new StringBuilder();
+        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s, jrdma connects over %s, perftest over %s, %.0f s for the JVM rows%n",
+                started, options.accel(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
+                seconds));
+        line(t, head, width, true);
+        StringBuilder rule = new StringBuilder("|");
+        for (int i = 0; i < width.length; i++) rule.append(i < 4 ? ":" : "-").append("-".repeat(width[i])).append(i < 4 ? "-|" : ":|");
+        t.append(rule).append('\n');
+        for (String[] row : table) line(t, row, width, false);
+        t.append(legend());
+        Files.writeString(options.out().resolve("table.txt"), t.toString());
+        System.out.print(t);
+    }
+
+    private static void line(StringBuilder t, String[] cells, int[] width, boolean header) {
+        t.append('|');
+        for (int i = 0; i < cells.length; i++) {
+            String cell = cells[i];
+            String pad = " ".repeat(width[i] - cell.length());
+            t.append(' ').append(i < 4 || header ? cell + pad : pad + cell).append(" |");
+        }
+        t.append('\n');
+    }
+
+    private String legend() {
+        return """
+                jrdma, perftest: messages/s (bandwidth tests), calls/s (rpc_rate), or the typical (median) latency in us: half the round trip
+                  for write_lat and send_lat as perftest reports it, the whole READ for read_lat, a call's whole round trip for rpc_lat beside
+                  ib_send_lat's round trip (twice its half). rpc_rate's perftest column is ib_send_lat's exchanges/s, for scale, no ratio.
+                ratio: jrdma / perftest, both in this lab session with the same size, iterations, depths and polling (BUSY = perftest's
+                  default busy polling, EVENT = perftest -e; write_* have no -e in perftest 4.5, so BUSY only). Above 1 is better for rates,
+                  below 1 is better for latencies.
+                layers: ffm = rdma-ffm's verbs objects in a loop like perftest's (preallocated work requests, every cq-mod-th signalled);
+                  reactive = rdma-reactive's Monos, depth in flight, one subscriber per operation; kotlin = rdma-kotlin's suspend functions,
+                  a coroutine per operation in flight (Dispatchers.Unconfined). write_lat: ffm and perftest spin on memory, reactive and
+                  kotlin answer WRITE_WITH_IMM with WRITE_WITH_IMM (a receiver learns of a WRITE only from its RECV completion).
+                posting: perftest (default, no --post_list) and ffm post one work request per ibv_post_send; reactive and kotlin
+                  chain what a poll batch's completions make possible into one ibv_post_send (rdma-reactive's chained posts).
+                CPU us/op c/s: user + system CPU of the client / server process per operation. jrdma: every thread of each JVM (JIT
+                  compiler threads included, their share is in the CSV) over the measured window, from /proc/self/task/*/schedstat.
+                  perftest: each process's schedstat from the client's result header (printed right before its measured loop) to
+                  its result line, both read as perftest prints them, less what a 5-iteration run of the same program and polling
+                  spends in that window (mostly perftest's ~0.2 s clock calibration before it prints; 0.0 when the difference is
+                  below that run's noise, as for the idle server of a one-sided test). CPU ratio: jrdma / perftest (none for the
+                  idle server of write_bw, read_bw, read_lat). Under tcg the calibration of a BUSY ping-pong shares the vCPUs
+                  with a spinning peer and varies by a second: perftest's CPU of BUSY latency rows there is unreliable.
+                perftest connects over its TCP exchange unless --perftest-setup rdma_cm: with -R its server busy-polls an RDMA
+                  side channel through the whole test, also where it has nothing to do (write_bw, read_bw, read_lat), and takes the
+                  CPU rxe needs in the emulated lab. The setup path leaves the data path alike (RC QP, path MTU, depths, inline).
+                BUSY under single-threaded tcg: jrdma's BUSY loop spins with Thread.onSpinWait (x86 PAUSE), on which QEMU's TCG hands
+                  the host thread to the other vCPU; perftest and the ffm rows spin without it and keep the vCPU for a whole time
+                  slice, so their ping-pongs take milliseconds. BUSY latency rows under tcg compare the emulator's scheduling;
+                  tcg-mt runs the vCPUs in parallel.
+                alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
+                  (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
+                """ + "CSV: " + options.out().resolve("results.csv") + "\n";
+    }
+
+    private static String rate(double perSecond, BenchTest test) {
+        return String.format(Locale.ROOT, "%,.0f/s", perSecond);
+    }
+
+    private static String us(double micros) {
+        return String.format(Locale.ROOT, micros < 100 ? "%.1f us" : "%,.0f us", micros);
+    }
+
+    private static String mb(double megabytes) {
+        return String.format(Locale.ROOT, megabytes < 10 ? "%.2f MB/s" : "%,.1f MB/s", megabytes);
+    }
+
+    private static String spread(Latencies.Summary l) {
+        return l == null ? "" : String.format(Locale.ROOT, "%s / %s / %s", brief(l.average()), brief(l.p99()), brief(l.p999()));
+    }
+
+    private static String brief(double micros) {
+        return String.format(Locale.ROOT, micros < 100 ? "%.1f" : "%,.0f", micros);
+    }
+
+    private static String pair(double a, double b, int decimals) {
+        return (Double.isNaN(a) ? "-" : String.format(Locale.ROOT, "%,." + decimals + "f", a)) + " / "
+                + (Double.isNaN(b) ? "-" : String.format(Locale.ROOT, "%,." + decimals + "f", b));
+    }
+
+    static String size(int bytes) {
+        if (bytes >= 1 << 20 && bytes % (1 << 20) == 0) return (bytes >> 20) + " MiB";
+        if (bytes >= 1024 && bytes % 1024 == 0) return (bytes >> 10) + " KiB";
+        return bytes + " B";
+    }
+
+    private static String num(double v, int decimals) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "" : String.format(Locale.ROOT, "%." + decimals + "f", v);
+    }
+
+    private static String csvField(String v) {
+        return v.contains(",") || v.contains("\"") ? "\"" + v.replace("\"", "\"\"") + "\"" : v;
+    }
+}

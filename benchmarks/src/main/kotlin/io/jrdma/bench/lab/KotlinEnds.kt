@@ -1,0 +1,226 @@
+package io.jrdma.bench.lab
+
+import io.jrdma.kotlin.acceptAwait
+import io.jrdma.kotlin.bindAwait
+import io.jrdma.kotlin.callAwait
+import io.jrdma.kotlin.connectAwait
+import io.jrdma.kotlin.readAwait
+import io.jrdma.kotlin.receiveAwait
+import io.jrdma.kotlin.receivesFlow
+import io.jrdma.kotlin.registerSuspend
+import io.jrdma.kotlin.rpcConnectAwait
+import io.jrdma.kotlin.sendAwait
+import io.jrdma.kotlin.use
+import io.jrdma.kotlin.writeAwait
+import io.jrdma.kotlin.writeWithImmediateAwait
+import io.jrdma.reactive.DisposableRdmaServer
+import io.jrdma.reactive.RdmaConnection
+import io.jrdma.reactive.rpc.DisposableRpcServer
+import io.jrdma.reactive.rpc.RpcClient
+import io.jrdma.reactive.rpc.RpcServer
+import java.util.concurrent.TimeoutException
+import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.CoroutineExceptionHandler
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.TimeoutCancellationException
+import kotlinx.coroutines.cancel
+import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.launch
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
+import kotlinx.coroutines.withTimeout
+
+/**
+ * The Kotlin layer: rdma-kotlin's suspend functions at both ends, on the same connection settings
+ * as the reactive layer. Bandwidth rows run one coroutine per operation in flight (a window of
+ * `depth` coroutines taking the next index as each operation completes); latency rows one
+ * coroutine, `sendAwait` then `receiveAwait` (write_lat: `writeWithImmediateAwait`), as the
+ * README's echo client does. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
+ * connection's loop thread that completed its operation and posts the next from there, so a row
+ * measures the suspend API, not a dispatcher's thread hop.
+ */
+internal object KotlinEnds {
+    @JvmStatic
+    fun connect(row: RowSpec, ready: Map<String, String>, control: ControlChannel): Ends.ClientEnd {
+        if (row.test().rpc()) {
+            val rpc = setUp { ReactiveEnds.client(row, ready).rpcConnectAwait() }
+            try {
+                control.call("peer", emptyMap(), Ends.SETUP)
+            } catch (e: Exception) {
+                rpc.close().block(Ends.SETUP)
+                throw e
+            }
+            return RpcEnd(row, rpc)
+        }
+        val conn = setUp { ReactiveEnds.client(row, ready).connectAwait() }
+        try {
+            control.call("peer", emptyMap(), Ends.SETUP)
+        } catch (e: Exception) {
+            conn.disposeNow()
+            throw e
+        }
+        return Client(row, conn)
+    }
+
+    @JvmStatic
+    fun server(row: RowSpec): Ends.ServerEnd = Server(row)
+
+    private fun <T> setUp(block: suspend () -> T): T = runBlocking { withTimeout(Ends.SETUP.toMillis()) { block() } }
+
+    /** Runs [block] on the unconfined dispatcher until it ends or [deadline] (System.nanoTime) passes; returns its nanoseconds. */
+    private fun timed(ops: Int, deadline: Long, done: AtomicInteger, block: suspend () -> Unit): Long = runBlocking {
+        val t0 = System.nanoTime()
+        try {
+            withTimeout(maxOf(1, (deadline - t0) / 1_000_000)) { withContext(Dispatchers.Unconfined) { block() } }
+        } catch (e: TimeoutCancellationException) {
+            throw TimeoutException("the row's time limit passed after ${done.get()} of $ops operations")
+        }
+        System.nanoTime() - t0
+    }
+
+    /** [depth] coroutines, each taking the next index until [ops] operations were started. */
+    private suspend fun window(ops: Int, depth: Int, done: AtomicInteger, op: suspend (Int) -> Unit) = coroutineScope {
+        val next = AtomicInteger()
+        repeat(minOf(depth, ops)) {
+            launch {
+                while (true) {
+                    val i = next.getAndIncrement()
+                    if (i >= ops) break
+                    op(i)
+                    done.incrementAndGet()
+                }
+            }
+        }
+    }
+
+    private class Client(private val row: RowSpec, private val conn: RdmaConnection) : Ends.ClientEnd {
+        private val local = conn.exposedBuffer()
+        private val remote = conn.remoteBuffer()
+        private val stride = row.regionBytes() / row.slots()
+
+        override fun run(ops: Int, latencies: Latencies?, deadline: Long): Long {
+            val size = row.size()
+            val slots = row.slots()
+            val depth = row.depth()
+            val done = AtomicInteger()
+            return timed(ops, deadline, done) {
+                when (row.test()) {
+                    BenchTest.WRITE_BW -> window(ops, depth, done) { i ->
+                        conn.writeAwait(local, i % slots * stride, size, remote, i % slots * stride)
+                    }
+                    BenchTest.READ_BW -> window(ops, depth, done) { i ->
+                        conn.readAwait(remote, i % slots * stride, size, local, i % slots * stride)
+                    }
+                    BenchTest.SEND_BW -> window(ops, depth, done) { i -> conn.sendAwait(local, i % slots * stride, size) }
+                    BenchTest.SEND_LAT -> repeat(ops) {
+                        val start = System.nanoTime()
+                        conn.sendAwait(local, stride, size)
+                        conn.receiveAwait().use { }
+                        latencies!!.record(System.nanoTime() - start)
+                        done.incrementAndGet()
+                    }
+                    BenchTest.WRITE_LAT -> repeat(ops) { i ->
+                        val start = System.nanoTime()
+                        conn.writeWithImmediateAwait(local, stride, size, i, remote, 0)
+                        conn.receiveAwait().use { }
+                        latencies!!.record(System.nanoTime() - start)
+                        done.incrementAndGet()
+                    }
+                    BenchTest.READ_LAT -> repeat(ops) {
+                        val start = System.nanoTime()
+                        conn.readAwait(remote, 0, size, local, 0)
+                        latencies!!.record(System.nanoTime() - start)
+                        done.incrementAndGet()
+                    }
+                    else -> throw UnsupportedOperationException(row.test().label())
+                }
+            }
+        }
+
+        override fun close() {
+            conn.disposeNow()
+        }
+    }
+
+    private class RpcEnd(private val row: RowSpec, private val rpc: RpcClient) : Ends.ClientEnd {
+        private val payload = ReactiveEnds.payload(row)
+
+        override fun run(ops: Int, latencies: Latencies?, deadline: Long): Long {
+            val done = AtomicInteger()
+            return timed(ops, deadline, done) {
+                if (row.test() == BenchTest.RPC_LAT) {
+                    repeat(ops) {
+                        val start = System.nanoTime()
+                        rpc.callAwait(ReactiveEnds.ECHO, payload)
+                        latencies!!.record(System.nanoTime() - start)
+                        done.incrementAndGet()
+                    }
+                } else {
+                    window(ops, row.depth(), done) { rpc.callAwait(ReactiveEnds.ECHO, payload) }
+                }
+            }
+        }
+
+        override fun close() {
+            rpc.close().block(Ends.SETUP)
+        }
+    }
+
+    private class Server(private val row: RowSpec) : Ends.ServerEnd {
+        @Volatile
+        private var failure: Throwable? = null
+        private val scope = CoroutineScope(Dispatchers.Unconfined + SupervisorJob() + CoroutineExceptionHandler { _, t ->
+            if (failure == null) failure = t
+        })
+        private var server: DisposableRdmaServer? = null
+        private var rpcServer: DisposableRpcServer? = null
+        private var conn: RdmaConnection? = null
+
+        override fun listen(): Map<String, String> {
+            if (row.test().rpc()) {
+                val s = setUp { RpcServer.create(ReactiveEnds.server(row)).registerSuspend(ReactiveEnds.ECHO) { it.bytes() }.bindAwait() }
+                rpcServer = s
+                return ControlChannel.map("port", s.address().port)
+            }
+            val s = setUp { ReactiveEnds.server(row).bindAwait() }
+            server = s
+            return ControlChannel.map("port", s.address().port)
+        }
+
+        override fun accept(control: ControlChannel) {
+            server?.let { s ->
+                val c = setUp { s.acceptAwait() }
+                conn = c
+                when (row.test()) {
+                    BenchTest.SEND_BW -> scope.launch { c.receivesFlow().collect { it.release() } }
+                    BenchTest.SEND_LAT -> scope.launch {
+                        c.receivesFlow().collect { m -> m.use { c.sendAwait(it.buffer(), 0, it.length()) } }
+                    }
+                    BenchTest.WRITE_LAT -> {
+                        val local = c.exposedBuffer()
+                        val remote = c.remoteBuffer()
+                        val stride = row.regionBytes() / row.slots()
+                        scope.launch {
+                            c.receivesFlow().collect { m -> m.use { c.writeWithImmediateAwait(local, stride, row.size(), it.immediate(), remote, 0) } }
+                        }
+                    }
+                    else -> {}
+                }
+            }
+            val peer = control.receive(Ends.SETUP)
+            check(peer != null && peer.verb() == "peer") { "expected the client's peer line, got $peer" }
+            control.ok(emptyMap())
+        }
+
+        override fun failure(): Throwable? = failure
+
+        override fun close() {
+            scope.cancel()
+            conn?.disposeNow()
+            server?.disposeNow()
+            rpcServer?.disposeNow()
+        }
+    }
+}
