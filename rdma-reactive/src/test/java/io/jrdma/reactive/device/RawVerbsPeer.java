@@ -12,6 +12,7 @@ import io.jrdma.ffm.PortSpace;
 import io.jrdma.ffm.ProtectionDomain;
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.QueuePairInit;
+import io.jrdma.ffm.ReceiveWorkRequest;
 import io.jrdma.ffm.SendFlags;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.SendWorkRequest;
@@ -34,6 +35,12 @@ import java.util.concurrent.TimeUnit;
  */
 final class RawVerbsPeer implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(20);
+    /**
+     * What the descriptor advertises: a jrdma side always has receives (the descriptor's decoder
+     * rejects a depth of 0 as one cut short), so this peer posts that many and never reads them.
+     */
+    private static final int RECEIVE_DEPTH = 1;
+    private static final int RECEIVE_SIZE = 64;
 
     private final Deque<AutoCloseable> owned = new ArrayDeque<>();
     private EventChannel channel;
@@ -60,7 +67,7 @@ final class RawVerbsPeer implements AutoCloseable {
             p.id.resolveRoute(WAIT);
             p.channel.await(p.id, CmEventType.ROUTE_RESOLVED, WAIT);
             p.setUp(p.id, EnumSet.of(Access.LOCAL_WRITE));
-            byte[] descriptor = new ConnectionDescriptor(0, 64, new RemoteBuffer(0, 0, 0)).encode();
+            byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(0, 0, 0)).encode();
             p.id.connect(ConnectionParameters.defaults().withPrivateData(descriptor));
             p.peerPrivateData = p.channel.await(p.id, CmEventType.ESTABLISHED, WAIT).privateData();
             return p;
@@ -89,7 +96,7 @@ final class RawVerbsPeer implements AutoCloseable {
                 p.id = p.own(request.id());
                 p.setUp(p.id, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ, Access.REMOTE_WRITE), bytes);
                 p.peerPrivateData = request.privateData();
-                byte[] descriptor = new ConnectionDescriptor(0, 64, new RemoteBuffer(p.mr.address(), p.mr.rkey(), p.mr.length())).encode();
+                byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(p.mr.address(), p.mr.rkey(), p.mr.length())).encode();
                 p.id.accept(ConnectionParameters.defaults().withPrivateData(descriptor));
                 p.channel.await(p.id, CmEventType.ESTABLISHED, WAIT);
                 established.complete(p);
@@ -110,7 +117,12 @@ final class RawVerbsPeer implements AutoCloseable {
         pd = own(on.context().allocateProtectionDomain());
         cq = own(on.context().createCompletionQueue(16));
         mr = own(pd.allocateRegistered(bytes, access));
+        MemoryRegion receives = own(pd.allocateRegistered((long) RECEIVE_DEPTH * RECEIVE_SIZE, EnumSet.of(Access.LOCAL_WRITE)));
         qp = own(on.createQueuePair(pd, QueuePairInit.rc(cq).sendQueue(8, 1).receiveQueue(8, 1)));
+        ReceiveWorkRequest recv = ReceiveWorkRequest.allocate(1);
+        for (int i = 0; i < RECEIVE_DEPTH; i++) {
+            qp.postReceive(recv.reset().wrId(0).sge(0, receives, (long) i * RECEIVE_SIZE, RECEIVE_SIZE));
+        }
     }
 
     /** The region the jrdma peer advertised in its connection descriptor. */
