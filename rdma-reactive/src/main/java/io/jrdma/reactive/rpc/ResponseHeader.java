@@ -70,7 +70,7 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
         if (Frames.crc32c(frame, RESPONSE_HEADER, payloadLength) != payloadCrc) return bad("response payload checksum mismatch");
         ResponseHeader h = new ResponseHeader(status, Short.toUnsignedInt(frame.get(BE_SHORT, 6)), frame.get(BE_LONG, 8),
                 (int) payloadLength, payloadCrc);
-        return new Frame(h, frame.asSlice(RESPONSE_HEADER, payloadLength).toArray(ValueLayout.JAVA_BYTE), null);
+        return new Frame(h, Frames.copyOut(frame, RESPONSE_HEADER, payloadLength), null);
     }
 
     private static Frame bad(String why) {

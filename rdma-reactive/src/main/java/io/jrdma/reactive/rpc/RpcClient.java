@@ -74,6 +74,8 @@ public final class RpcClient {
     private volatile Hello hello;
     private volatile int window = 1;
     private volatile Throwable closedBy;
+    /** The last function called and its id: its name's UTF-8 and CRC32C cost two arrays per call. */
+    private volatile FunctionId lastFunction;
 
     private final LongAdder calls = new LongAdder();
     private final LongAdder attempts = new LongAdder();
@@ -251,7 +253,7 @@ public final class RpcClient {
     }
 
     private Request request(String function, byte[] payload, CallOptions options) {
-        int id = Frames.functionId(function);
+        int id = functionId(function);
         IdempotencyKey key = options.idempotencyKey() != null ? options.idempotencyKey()
                 : options.retries() > 0 ? IdempotencyKey.random() : null;
         Hello h = hello;
@@ -269,6 +271,17 @@ public final class RpcClient {
             }
         }
         return new Request(function, id, payload, Frames.crc32c(payload), key, remote);
+    }
+
+    private record FunctionId(String name, int id) {}
+
+    private int functionId(String function) {
+        FunctionId f = lastFunction;
+        if (f == null || !f.name.equals(function)) {
+            f = new FunctionId(function, Frames.functionId(function));
+            lastFunction = f;
+        }
+        return f.id;
     }
 
     private int responseCapacity(Request r, CallOptions options) {
@@ -571,9 +584,12 @@ public final class RpcClient {
                 return;
             }
             byte[] payload = f.payload();
+            if (f.header().status() == RpcStatus.OK) {
+                sink.success(payload);
+                return;
+            }
             String text = new String(payload, StandardCharsets.UTF_8);
             switch (f.header().status()) {
-                case OK -> sink.success(payload);
                 case UNKNOWN_FUNCTION -> sink.error(new RpcException.UnknownFunction(request.function));
                 case HANDLER_ERROR -> sink.error(new RpcException.HandlerFailed(request.function, text));
                 case BAD_REQUEST -> sink.error(new RpcException.BadRequest(request.function, text));

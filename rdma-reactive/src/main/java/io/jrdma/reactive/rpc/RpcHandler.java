@@ -5,9 +5,10 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * A registered function. It runs on the server's handler scheduler (bounded-elastic by default),
- * never on a poller thread, so it may block; it emits the response payload (empty = no bytes)
- * or an error, which the caller receives as {@link RpcException.HandlerFailed} with its message.
+ * A registered function. It runs on the server's handler scheduler (bounded-elastic by default,
+ * so it may block; {@link RpcServer#handlerScheduler} can run non-blocking handlers on the poller
+ * thread); it emits the response payload (empty = no bytes) or an error, which the caller
+ * receives as {@link RpcException.HandlerFailed} with its message.
  * <p>
  * From Kotlin: {@code RpcHandler { req -> mono { f(req) } }} wraps a suspend function.
  */

@@ -2,7 +2,6 @@ package io.jrdma.reactive.rpc;
 
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -90,7 +89,7 @@ public final class RpcRequest {
 
     /** {@return a copy of the payload} */
     public byte[] bytes() {
-        return payload.toArray(ValueLayout.JAVA_BYTE);
+        return Frames.copyOut(payload, 0, payload.byteSize());
     }
 
     /** {@return the payload decoded as UTF-8} */

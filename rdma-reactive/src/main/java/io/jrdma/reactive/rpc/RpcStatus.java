@@ -22,6 +22,9 @@ public enum RpcStatus {
     /** A retry of an idempotent call whose first execution finished but whose result the server did not keep (too large); nothing ran again. */
     ALREADY_EXECUTED(6, true);
 
+    /** {@code values()} clones its array, and {@link #of} runs once per response decoded. */
+    private static final RpcStatus[] VALUES = values();
+
     private final int code;
     private final boolean executed;
 
@@ -47,7 +50,7 @@ public enum RpcStatus {
      * @return the status, or null
      */
     public static @Nullable RpcStatus of(int code) {
-        for (RpcStatus s : values()) if (s.code == code) return s;
+        for (RpcStatus s : VALUES) if (s.code == code) return s;
         return null;
     }
 }

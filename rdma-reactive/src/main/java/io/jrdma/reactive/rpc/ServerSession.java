@@ -20,7 +20,7 @@ import reactor.core.scheduler.Schedulers;
 
 /**
  * The server side of one connection: validates each received frame, fetches large payloads,
- * runs the function off the poller thread and answers.
+ * runs the function on the handler scheduler (off the poller thread unless it is immediate) and answers.
  * <p>
  * Credits: a request's receive buffer is posted again only when its call is finished, just
  * before the answer is posted. A client that never has more calls outstanding than the server's

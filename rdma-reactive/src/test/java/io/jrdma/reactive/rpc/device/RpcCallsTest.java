@@ -31,6 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.test.StepVerifier;
 
 /** Round trips small and large, and every way a call can fail, against one server on rxe1. */
@@ -102,6 +103,42 @@ class RpcCallsTest {
         RpcServerStats after = server.stats();
         assertEquals(2, after.payloadsFetched() - before.payloadsFetched(), "both payloads were RDMA READ by the server");
         assertEquals(1, after.responsesWritten() - before.responsesWritten(), "the 1.5 MiB answer came by WRITE_WITH_IMM");
+    }
+
+    /**
+     * Schedulers.immediate() runs handlers on the thread that delivers the request (no hand-off
+     * per call): the poller thread, small and fetched payloads alike, and the answers still
+     * arrive whole.
+     */
+    @Test
+    void handlersOnTheImmediateSchedulerRunOnThePollerThread() throws Exception {
+        DisposableRpcServer inline = RpcLab.bind(RpcServer.create(RpcLab.rdmaServer())
+                .register("thread", RpcHandler.of(r -> Thread.currentThread().getName().getBytes(StandardCharsets.UTF_8)))
+                .register("echo", RpcHandler.of(r -> r.bytes()))
+                .handlerScheduler(Schedulers.immediate())
+                .stagingBuffer(8L * MIB));
+        RpcClient c = RpcLab.client(inline);
+        try {
+            // a request that arrives while the session subscribes to its connection is delivered on
+            // the thread that set the connection up (seen in the lab: the first call, on jrdma-cm)
+            int onPoller = 0;
+            for (int i = 0; i < 200; i++) {
+                String thread = c.call("thread", "where").block(RpcLab.TIMEOUT);
+                assertTrue(thread.contains("-loop-") || thread.endsWith("-cm"), "handler ran on " + thread + ", not a jrdma thread");
+                if (thread.contains("-loop-")) onPoller++;
+            }
+            assertTrue(onPoller >= 190, onPoller + " of 200 handlers ran on the poller thread");
+            byte[] data = new byte[MIB];
+            new Random(11).nextBytes(data);
+            assertArrayEquals(data, c.call("echo", data).block(RpcLab.TIMEOUT), "a fetched payload, answered by WRITE_WITH_IMM");
+            assertEquals(1, inline.stats().payloadsFetched());
+            RpcClientStats s = c.stats();
+            assertEquals(0, s.outstanding());
+            assertEquals(s.window(), s.credits(), "every credit is back");
+        } finally {
+            c.close().block(RpcLab.TIMEOUT);
+            inline.dispose();
+        }
     }
 
     @Test
