@@ -24,6 +24,13 @@ final class Usage {
     }
 
     /**
+     * jrdma's per-thread state (the RPC framing's checksum scratch, a ThreadLocal): one per thread
+     * that ever framed a call, gone with its thread, so its count follows Reactor's boundedElastic
+     * threads as they come and expire, not the connections.
+     */
+    private static final java.util.Set<String> PER_THREAD = java.util.Set.of("io.jrdma.reactive.rpc.Frames$Checksum");
+
+    /**
      * This JVM's live objects of jrdma's classes, by class (lambdas included), after a full GC:
      * the heap histogram of the DiagnosticCommand MBean (what {@code jcmd PID GC.class_histogram}
      * prints). The soak tests' own classes and the C peer harness are left out. A connection
@@ -44,7 +51,8 @@ final class Usage {
             String[] f = line.trim().split("\\s+");  // "12:  345  6789  io.jrdma.reactive.RdmaConnection"
             if (f.length < 4 || !f[0].endsWith(":")) continue;
             String c = f[3];
-            if (c.startsWith("io.jrdma.") && !c.startsWith("io.jrdma.reactive.soak.") && !c.startsWith("io.jrdma.interop.")) {
+            if (c.startsWith("io.jrdma.") && !c.startsWith("io.jrdma.reactive.soak.") && !c.startsWith("io.jrdma.interop.")
+                    && !PER_THREAD.contains(c)) {
                 objects.merge(c, Long.parseLong(f[1]), Long::sum);
             }
         }
