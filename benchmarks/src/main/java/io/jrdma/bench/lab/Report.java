@@ -188,7 +188,14 @@ final class Report {
                   tcg-mt runs the vCPUs in parallel.
                 alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
                   (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
-                """ + "CSV: " + options.out().resolve("results.csv") + "\n";
+                """ + "CSV: " + relative(options.out().resolve("results.csv")) + "\n";
+    }
+
+    /** A path as the reader finds it in the checkout (the lab mounts the checkout elsewhere than the host has it). */
+    private static Path relative(Path p) {
+        Path here = Path.of("").toAbsolutePath();
+        Path abs = p.toAbsolutePath();
+        return abs.startsWith(here) ? here.relativize(abs) : abs;
     }
 
     private static String rate(double perSecond, BenchTest test) {
