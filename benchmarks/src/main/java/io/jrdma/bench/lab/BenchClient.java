@@ -18,6 +18,9 @@ import java.util.Locale;
  * runs; every wait has a limit.
  */
 final class BenchClient {
+    /** perftest's default local ACK timeout (-u): 4.096 us x 2^14, about 67 ms. */
+    static final int PERFTEST_ACK_TIMEOUT = 14;
+
     private final Options options;
     private ControlChannel control;
     private boolean serverGone;
@@ -78,6 +81,19 @@ final class BenchClient {
             return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet);
         }
 
+        /**
+         * The ACK timeout of jrdma's QPs: the one perftest's QPs have. Over its TCP exchange perftest
+         * programs 14 (about 67 ms, its -u default) and so does jrdma's TCP path, but rdma_cm derives
+         * about 2.1 s (2^19) from the RoCE path, and perftest -R keeps that. In the lab the timeout sets
+         * the rate of large READs: rxe's responder sends a 1 MiB READ's 1,024 response packets in one
+         * burst, the veth drops what passes its 1,000-packet receive backlog (rxe's send_err, one
+         * completer_retry_err per READ at the requester), and only the requester's ACK timer resumes
+         * the READ: read_bw at 1 MiB ran 11 READs/s with 67 ms, 0.45/s with 2.1 s (perftest -R too).
+         */
+        int ackTimeout() {
+            return perftestSetup.equals("tcp") ? PERFTEST_ACK_TIMEOUT : -1;
+        }
+
         private static List<String> words(String s) {
             return List.of(s.trim().split("[,\\s]+"));
         }
@@ -101,7 +117,7 @@ final class BenchClient {
             for (Layer layer : o.layers()) {
                 if (combo.test().rpc() && layer == Layer.FFM) continue;
                 RowSpec spec = new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
-                        combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup());
+                        combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout());
                 long r0 = System.nanoTime();
                 RowResult result = client.row(spec);
                 if (!result.ok()) failed++;

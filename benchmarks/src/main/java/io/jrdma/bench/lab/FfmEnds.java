@@ -197,7 +197,8 @@ final class FfmEnds {
             Gid gid = context.roceV2Gid(PORT, InetAddress.getByName(ip));
             Mtu mtu = Mtu.of(context.queryPort(PORT).activeMtu());
             qp.modifyToRtr(RtrAttributes.of(peer, PORT, gid.index()).mtu(mtu).maxDestRdAtomic(spec.readDepth()));
-            qp.modifyToRts(RtsAttributes.of(self.psn()).maxRdAtomic(spec.readDepth()));
+            RtsAttributes rts = RtsAttributes.of(self.psn()).maxRdAtomic(spec.readDepth());
+            qp.modifyToRts(spec.ackTimeout() < 0 ? rts : rts.retry(spec.ackTimeout(), rts.retryCount()));
         }
 
         @Override
@@ -254,6 +255,7 @@ final class FfmEnds {
                 c.id.resolveRoute(Ends.SETUP);
                 events.await(c.id, CmEventType.ROUTE_RESOLVED, Ends.SETUP);
                 c.setUp(c.id.context());
+                if (spec.ackTimeout() >= 0) c.id.setAckTimeout(spec.ackTimeout());
                 c.qp = c.own(c.id.createQueuePair(c.pd, c.init()));
                 c.postReceives();
                 c.id.connect(c.parameters());
@@ -418,6 +420,7 @@ final class FfmEnds {
                 CmEvent request = events.await(listener, CmEventType.CONNECT_REQUEST, Ends.SETUP);
                 id = own(request.id());
                 setUp(id.context());
+                if (spec.ackTimeout() >= 0) id.setAckTimeout(spec.ackTimeout());
                 qp = own(id.createQueuePair(pd, init()));
                 postReceives();
                 id.accept(parameters());

@@ -19,6 +19,7 @@ import io.jrdma.reactive.rpc.RpcClient;
 import io.jrdma.reactive.rpc.RpcHandler;
 import io.jrdma.reactive.rpc.RpcRequest;
 import io.jrdma.reactive.rpc.RpcServer;
+import java.time.Duration;
 import java.util.Map;
 import reactor.core.Disposable;
 
@@ -44,6 +45,7 @@ final class ReactiveEnds {
         T common = spec.transport(row.tcp() ? Transport.TCP : Transport.RDMA_CM)
                 .pollingMode(eventPolling ? PollingMode.EVENT : row.polling())
                 .maxInlineData(row.inline());
+        if (row.ackTimeout() >= 0) common = common.ackTimeout(Duration.ofNanos(4096L << row.ackTimeout()));
         if (row.test().rpc()) return common;
         return common.queueDepth(Math.max(row.depth(), 16), Math.max(row.rxDepth(), 16))
                 .buffers(Math.max(row.size(), 64), Math.max(row.depth(), 16))

@@ -134,8 +134,9 @@ final class Report {
         for (int i = 0; i < head.length; i++) width[i] = head[i].length();
         for (String[] row : table) for (int i = 0; i < row.length; i++) width[i] = Math.max(width[i], row[i].length());
         StringBuilder t = new StringBuilder();
-        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s, jrdma connects over %s, perftest over %s, %.0f s for the JVM rows%n",
+        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s, jrdma connects over %s, perftest over %s, %s, %.0f s for the JVM rows%n",
                 started, options.accel(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
+                options.ackTimeout() < 0 ? "ACK timeouts the setup paths'" : "ACK timeout 2^" + options.ackTimeout() + " x 4.096 us on both",
                 seconds));
         line(t, head, width, true);
         StringBuilder rule = new StringBuilder("|");
@@ -181,7 +182,11 @@ final class Report {
                   with a spinning peer and varies by a second: perftest's CPU of BUSY latency rows there is unreliable.
                 perftest connects over its TCP exchange unless --perftest-setup rdma_cm: with -R its server busy-polls an RDMA
                   side channel through the whole test, also where it has nothing to do (write_bw, read_bw, read_lat), and takes the
-                  CPU rxe needs in the emulated lab. The setup path leaves the data path alike (RC QP, path MTU, depths, inline).
+                  CPU rxe needs in the emulated lab. The setup path leaves the data path alike (RC QP, path MTU, depths, inline)
+                  but for the QPs' ACK timeout: perftest's TCP exchange programs 2^14 x 4.096 us (67 ms), rdma_cm about 2.1 s on
+                  RoCE. jrdma's QPs get perftest's, whichever path they take. It matters to READs of 1 MiB: the lab's veth drops
+                  what passes its 1,000-packet receive backlog (net.core.netdev_max_backlog), rxe's responder sends a READ's 1,024
+                  response packets in one burst, and the requester's ACK timer resumes each such READ (67 ms: ~11 READs/s).
                 BUSY under single-threaded tcg: jrdma's BUSY loop spins with Thread.onSpinWait (x86 PAUSE), on which QEMU's TCG hands
                   the host thread to the other vCPU; perftest and the ffm rows spin without it and keep the vCPU for a whole time
                   slice, so their ping-pongs take milliseconds. BUSY latency rows under tcg compare the emulator's scheduling;

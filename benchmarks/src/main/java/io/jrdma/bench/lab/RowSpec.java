@@ -21,9 +21,12 @@ import java.util.Map;
  * @param readDepth  RDMA READs outstanding (perftest -o; rdma_cm's initiator depth and responder resources)
  * @param cqMod      rdma-ffm's bandwidth loops signal every cqMod-th work request (perftest -Q)
  * @param warmup     seconds of traffic before the measured window
+ * @param ackTimeout the QPs' local ACK timeout, 4.096 us x 2^ackTimeout, as perftest's QPs have it: 14
+ *                   (perftest -u's default) when perftest sets up over its TCP exchange; -1 for the setup
+ *                   path's own (rdma_cm's, about 2.1 s on RoCE, is what perftest -R gets)
  */
 record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int iterations, int depth, int rxDepth,
-               String transport, int inline, int readDepth, int cqMod, double warmup) {
+               String transport, int inline, int readDepth, int cqMod, double warmup, int ackTimeout) {
 
     boolean tcp() {
         return transport.equals("tcp");
@@ -57,6 +60,7 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
         m.put("read_depth", Integer.toString(readDepth));
         m.put("cq_mod", Integer.toString(cqMod));
         m.put("warmup", Double.toString(warmup));
+        m.put("ack_timeout", Integer.toString(ackTimeout));
         return m;
     }
 
@@ -64,6 +68,7 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
         return new RowSpec(BenchTest.of(m.get("test")), Integer.parseInt(m.get("size")), Layer.of(m.get("layer")),
                 PollingMode.valueOf(m.get("polling")), Integer.parseInt(m.get("iterations")), Integer.parseInt(m.get("depth")),
                 Integer.parseInt(m.get("rx")), m.get("transport"), Integer.parseInt(m.get("inline")),
-                Integer.parseInt(m.get("read_depth")), Integer.parseInt(m.get("cq_mod")), Double.parseDouble(m.get("warmup")));
+                Integer.parseInt(m.get("read_depth")), Integer.parseInt(m.get("cq_mod")), Double.parseDouble(m.get("warmup")),
+                Integer.parseInt(m.get("ack_timeout")));
     }
 }
