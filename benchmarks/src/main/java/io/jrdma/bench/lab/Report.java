@@ -108,7 +108,7 @@ final class Report {
                 r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-"});
         return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, "perftest " + base,
                 "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
-                + (r.ok() && r.rnrNaks() > 0 ? " | " + r.rnrNaks() + " RNR NAKs" : "")
+                + (r.ok() && !r.counters().isEmpty() ? " | rxe: " + r.counters() : "")
                 + (r.ok() ? "" : ": " + r.failure());
     }
 
@@ -195,8 +195,10 @@ final class Report {
                   tcg-mt runs the vCPUs in parallel.
                 alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
                   (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
-                RNR NAKs (CSV rnr_naks, and the row's log line when any): rcvd_rnr_err of both rxe devices over the window, SENDs
-                  that found no receive posted and waited the receiver's min_rnr_timer before their retry; perftest's are in the log.
+                rxe counters: rnr_naks (CSV) is rcvd_rnr_err of both rxe devices over the window, SENDs that found no receive
+                  posted and waited the receiver's min_rnr_timer (0.64 ms on every QP here) before their retry; the row's log line
+                  names every hw_counter that moved (completer_retry_err: a resend after the 67 ms ACK timeout, a packet the veth
+                  dropped). perftest's runs log theirs too.
                 """ + "CSV: " + relative(options.out().resolve("results.csv")) + "\n";
     }
 
