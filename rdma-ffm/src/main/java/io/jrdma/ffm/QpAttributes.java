@@ -124,7 +124,8 @@ public final class QpAttributes {
      */
     public QpAttributes maxDestReadAtomic(int v) { maxDestRdAtomic = v; mask |= IBV_QP_MAX_DEST_RD_ATOMIC; return this; }
     /**
-     * The RNR NAK delay a peer is told to wait when its send found no receive posted ({@code min_rnr_timer}, INIT → RTR).
+     * The RNR NAK delay a peer is told to wait when its send found no receive posted ({@code min_rnr_timer}, INIT → RTR;
+     * an RC QP may change it again in RTR → RTS and RTS → RTS).
      *
      * @param v the delay code, e.g. 12 = 0.64 ms
      * @return this

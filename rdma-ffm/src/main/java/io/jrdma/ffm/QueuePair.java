@@ -112,6 +112,18 @@ public final class QueuePair extends NativeResource {
         return query(IBV_QP_RETRY_CNT, ibv_qp_attr_retry_cnt);
     }
 
+    /**
+     * The RNR NAK delay this QP asks a peer to wait when the peer's SEND found no receive posted
+     * here ({@code min_rnr_timer}), queried from the kernel.
+     *
+     * @return the delay code, 0 to 31 (12 = 0.64 ms; 0 = 655.36 ms, the longest)
+     * @throws IllegalStateException when the QP is closed
+     * @throws VerbsException when ibv_query_qp fails
+     */
+    public int minRnrTimer() {
+        return query(IBV_QP_MIN_RNR_TIMER, ibv_qp_attr_min_rnr_timer);
+    }
+
     /** One attribute of ibv_query_qp, as an unsigned int. */
     private int query(int mask, VarHandle field) {
         checkOpen();

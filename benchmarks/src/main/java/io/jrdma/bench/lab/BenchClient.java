@@ -151,16 +151,20 @@ final class BenchClient {
             warmUp(spec, end, chunk, latencies, deadline);
 
             control.call("begin", Ends.SETUP);
+            RxeCounters counters = RxeCounters.sample();
             ProcessCost.Sample window = ProcessCost.open();
             long nanos = end.run(spec.iterations(), latencies, deadline);
             ProcessCost.Cost client = ProcessCost.close(window);
+            RxeCounters after = RxeCounters.sample();
+            long rnrNaks = after.rnrNaksSince(counters);
+            String moved = after.movedSince(counters);
             ProcessCost.Cost server = ProcessCost.Cost.fromMap(control.call("end", Ends.SETUP).args());
 
             Latencies.Summary latency = spec.test().rate ? null : latencies.summary(spec.test().halfRoundTrip ? 2 : 1);
             end.close();
             end = null;
             control.call("close", Ends.SETUP);
-            return new RowResult(spec, null, spec.iterations(), nanos, latency, client, server);
+            return new RowResult(spec, null, spec.iterations(), nanos, latency, client, server, rnrNaks, moved);
         } catch (Exception | Error e) {
             String why = ControlChannel.describe(e);
             if (end != null) {

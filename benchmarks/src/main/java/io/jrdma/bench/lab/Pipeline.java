@@ -49,7 +49,9 @@ final class Pipeline {
     static long run(Operation operation, int ops, int depth, Latencies latencies, long deadline) throws Exception {
         Pipeline p = new Pipeline(operation, ops, latencies);
         long t0 = System.nanoTime();
-        for (int i = 0; i < Math.min(depth, ops); i++) p.schedule();
+        // started here directly, not through the drain loop: a caller that took the drain would keep it
+        // while completions keep coming, and post every operation of the row from its own thread
+        for (int i = 0; i < Math.min(depth, ops); i++) p.startOne();
         boolean finished = p.done.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
         if (p.failure != null) throw new IllegalStateException("operation failed after " + p.completed.get() + " of " + ops, p.failure);
         if (!finished) {

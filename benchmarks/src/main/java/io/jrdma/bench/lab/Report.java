@@ -21,7 +21,7 @@ final class Report {
             + "jrdma_rate,jrdma_mb_s,jrdma_typical_us,jrdma_avg_us,jrdma_p99_us,jrdma_p999_us,"
             + "perftest_rate,perftest_mb_s,perftest_typical_us,perftest_avg_us,perftest_p99_us,perftest_p999_us,ratio,"
             + "client_cpu_us_op,server_cpu_us_op,client_jit_us_op,server_jit_us_op,perftest_client_cpu_us_op,perftest_server_cpu_us_op,"
-            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,perftest,note";
+            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,rnr_naks,perftest,note";
 
     private final BenchClient.Options options;
     private final PrintWriter csv;
@@ -91,6 +91,7 @@ final class Report {
         f.add(num(r.ok() ? r.perOpBytes(r.client().allocatedBytes()) : Double.NaN, 1));
         f.add(num(r.ok() ? r.perOpBytes(r.server().allocatedBytes()) : Double.NaN, 1));
         f.add(num(r.ok() ? r.seconds() : Double.NaN, 3));
+        f.add(r.ok() && r.rnrNaks() >= 0 ? Long.toString(r.rnrNaks()) : "");
         f.add(perftestNote);
         f.add(r.ok() ? "" : r.failure());
         csv.println(String.join(",", f.stream().map(Report::csvField).toList()));
@@ -107,6 +108,7 @@ final class Report {
                 r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-"});
         return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, "perftest " + base,
                 "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
+                + (r.ok() && !r.counters().isEmpty() ? " | rxe: " + r.counters() : "")
                 + (r.ok() ? "" : ": " + r.failure());
     }
 
@@ -193,6 +195,10 @@ final class Report {
                   tcg-mt runs the vCPUs in parallel.
                 alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
                   (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
+                rxe counters: rnr_naks (CSV) is rcvd_rnr_err of both rxe devices over the window, SENDs that found no receive
+                  posted and waited the receiver's min_rnr_timer (0.64 ms on every QP here) before their retry; the row's log line
+                  names every hw_counter that moved (completer_retry_err: a resend after the 67 ms ACK timeout, a packet the veth
+                  dropped). perftest's runs log theirs too.
                 """ + "CSV: " + relative(options.out().resolve("results.csv")) + "\n";
     }
 

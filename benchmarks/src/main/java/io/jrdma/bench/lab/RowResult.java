@@ -10,12 +10,14 @@ package io.jrdma.bench.lab;
  * @param latency  latency rows: the per-operation times, in µs as perftest reports them (half round trips for the ping-pongs)
  * @param client   the client JVM's cost over the window
  * @param server   the server JVM's cost over (just around) the window
+ * @param rnrNaks  RNR NAKs the lab's devices received over the window ({@link RxeCounters}), -1 if unknown
+ * @param counters the rxe counters that moved over the window, "" if none
  */
 record RowResult(RowSpec spec, String failure, int ops, long nanos, Latencies.Summary latency, ProcessCost.Cost client,
-                 ProcessCost.Cost server) {
+                 ProcessCost.Cost server, long rnrNaks, String counters) {
 
     static RowResult failed(RowSpec spec, String why) {
-        return new RowResult(spec, why, 0, 0, null, null, null);
+        return new RowResult(spec, why, 0, 0, null, null, null, -1, "");
     }
 
     boolean ok() {

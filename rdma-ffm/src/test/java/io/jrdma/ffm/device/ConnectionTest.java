@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jrdma.ffm.CmEvent;
 import io.jrdma.ffm.CmEventType;
 import io.jrdma.ffm.Gid;
+import io.jrdma.ffm.QpAttributes;
 import io.jrdma.ffm.QpState;
 import io.jrdma.ffm.QpType;
 import io.jrdma.ffm.WcStatus;
@@ -92,6 +93,26 @@ class ConnectionTest {
             assertEquals(LabEnv.IP_B, clientRemote.getAddress());
             assertEquals(LabEnv.IP_A, pair.b.id.remoteAddress().getAddress());
             assertEquals(clientRemote.getPort(), pair.b.id.localAddress().getPort());
+        }
+    }
+
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void rdmaCmProgramsTheLongestRnrDelayWhichRtsToRtsShortens() {
+        try (RxePair manual = RxePair.connect(Connection.MANUAL)) {
+            assertEquals(12, manual.a.qp.minRnrTimer(), "RtrAttributes' default, 0.64 ms");
+            assertEquals(12, manual.b.qp.minRnrTimer());
+        }
+        try (RxePair pair = RxePair.connect(Connection.RDMA_CM)) {
+            // the IB CM's RTR attributes: 0 = 655.36 ms before a SEND that met no receive is retried
+            assertEquals(0, pair.a.qp.minRnrTimer(), "rdma_cm's min_rnr_timer, client");
+            assertEquals(0, pair.b.qp.minRnrTimer(), "rdma_cm's min_rnr_timer, server");
+            pair.a.qp.modify(new QpAttributes().minRnrTimer(12));
+            pair.b.qp.modify(new QpAttributes().minRnrTimer(12));
+            assertEquals(12, pair.a.qp.minRnrTimer());
+            assertEquals(12, pair.b.qp.minRnrTimer());
+            assertEquals(QpState.RTS, pair.a.qp.state());
+            assertEquals(QpState.RTS, pair.b.qp.state());
         }
     }
 
