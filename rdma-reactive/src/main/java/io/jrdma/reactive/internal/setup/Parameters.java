@@ -3,10 +3,7 @@ package io.jrdma.reactive.internal.setup;
 import io.jrdma.ffm.CmId;
 import io.jrdma.ffm.ConnectionParameters;
 import io.jrdma.ffm.Mtu;
-import io.jrdma.ffm.QpAttributes;
-import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.QueuePairAddress;
-import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.RtrAttributes;
 import io.jrdma.ffm.RtsAttributes;
 import io.jrdma.reactive.ConnectionConfig;
@@ -15,17 +12,8 @@ import io.jrdma.reactive.ConnectionConfig;
 final class Parameters {
     private Parameters() {}
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
-
     /** ACK timeout 4.096 µs × 2^14 ≈ 67 ms, rdma_cm's usual. */
     private static final int ACK_TIMEOUT = 14;
-
-    /**
-     * RNR NAK delay code 12, 0.64 ms: what every QP of ours asks a peer to wait before it retries a
-     * SEND that found no receive posted. The hand-driven paths program it at RTR
-     * ({@link RtrAttributes#of}'s default, as perftest does); rdma_cm's see {@link #minRnrTimer}.
-     */
-    static final int MIN_RNR_TIMER = 12;
 
     static ConnectionParameters cm(ConnectionConfig c, byte[] privateData) {
         return new ConnectionParameters(privateData, c.responderResources(), c.initiatorDepth(), c.retryCount(), c.rnrRetryCount());
@@ -38,25 +26,6 @@ final class Parameters {
     static RtsAttributes rts(ConnectionConfig c, int psn) {
         int timeout = c.ackTimeoutExponent() < 0 ? ACK_TIMEOUT : c.ackTimeoutExponent();
         return RtsAttributes.of(psn).retry(timeout, c.retryCount()).rnrRetry(c.rnrRetryCount()).maxRdAtomic(c.initiatorDepth());
-    }
-
-    /**
-     * rdma_cm programs the QP's receive side with {@code min_rnr_timer} 0 (the IB CM's RTR
-     * attributes), the longest delay there is: a peer whose SEND finds no receive posted here
-     * is told to wait 655 ms before its retry, where a hand-driven QP of ours, or perftest's,
-     * asks for 0.64 ms. rdma_cm offers no option for it to user space and moves the QP to RTS
-     * itself, so it is changed in RTS (RTS → RTS allows it for RC): after accept returns on the
-     * server, at ESTABLISHED on the client, both with their receives already posted, so no SEND
-     * can have met an empty queue before. A device that refuses keeps its delay, logged: the
-     * connection works as it would have.
-     */
-    static void minRnrTimer(QueuePair qp, String connection) {
-        try {
-            qp.modify(new QpAttributes().minRnrTimer(MIN_RNR_TIMER));
-        } catch (RdmaException | IllegalStateException e) {
-            LOG.log(System.Logger.Level.WARNING, () -> connection + ": could not set the RNR NAK delay to 0.64 ms, a SEND that finds no"
-                    + " receive posted waits rdma_cm's 655 ms before its retry: " + e.getMessage());
-        }
     }
 
     /** rdma_cm programs the QP itself from the path: only a configured ACK timeout overrides its own. Before connect or accept. */
