@@ -195,8 +195,8 @@ final class FfmEnds {
         }
 
         /**
-         * perftest's RNR NAK delay, 0.64 ms (what the manual path programs at RTR, and rdma-reactive
-         * on every path): rdma_cm moves the QP to RTS with 0, 655 ms.
+         * perftest's RNR NAK delay, 0.64 ms (what the manual path programs at RTR): rdma_cm moves the
+         * QP to RTS with 0, 655 ms, which rdma-reactive's rdma_cm connections keep.
          */
         void shortRnrDelay() {
             qp.modify(new QpAttributes().minRnrTimer(12));

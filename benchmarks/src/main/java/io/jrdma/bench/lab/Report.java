@@ -196,7 +196,7 @@ final class Report {
                 alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
                   (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
                 rxe counters: rnr_naks (CSV) is rcvd_rnr_err of both rxe devices over the window, SENDs that found no receive
-                  posted and waited the receiver's min_rnr_timer (0.64 ms on every QP here) before their retry; the row's log line
+                  posted and waited the receiver's min_rnr_timer (0.64 ms; 655 ms for reactive and kotlin over rdma_cm) before a retry; the log line
                   names every hw_counter that moved (completer_retry_err: a resend after the 67 ms ACK timeout, a packet the veth
                   dropped). perftest's runs log theirs too.
                 """ + "CSV: " + relative(options.out().resolve("results.csv")) + "\n";
