@@ -106,11 +106,15 @@ public suspend fun RdmaConnection.fetchAndAddAwait(
  * cancelled is released here, so the peer does not lose a receive credit.
  */
 public suspend fun RdmaConnection.receiveAwait(): ReceivedMessage =
-    receive().awaitOwned(ReceivedMessage::release)
+    receive().awaitOwned(RECEIVED)
+
+private val RECEIVED = Owned(ReceivedMessage::class.java, ReceivedMessage::release)
 
 /** A buffer from the pool, waiting for one to come back when all are in use. Release it (or [use] it). */
 public suspend fun BufferPool.acquireAwait(): RegisteredBuffer =
-    acquire().awaitOwned(RegisteredBuffer::release)
+    acquire().awaitOwned(ACQUIRED)
+
+private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::release)
 
 /** Runs [block] with this message and releases it afterwards (re-posting its receive buffer). */
 public inline fun <R> ReceivedMessage.use(block: (ReceivedMessage) -> R): R {
