@@ -10,6 +10,8 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import org.reactivestreams.Subscription
 import reactor.core.CoreSubscriber
 import io.jrdma.reactive.WorkCompletion
+import io.jrdma.reactive.memory.ReceivedMessage
+import io.jrdma.reactive.memory.RegisteredBuffer
 import reactor.core.publisher.Mono
 import reactor.util.context.Context
 
@@ -27,6 +29,23 @@ internal suspend fun <T : Any> Mono<T>.awaitOwned(owned: Owned<T>): T =
 
 internal suspend inline fun <reified T : Any> Mono<T>.awaitOwned(noinline release: (T) -> Unit): T =
     awaitOwned(Owned(T::class.java, release))
+
+/**
+ * [awaitOwned] for received messages, not generic for the reason [awaitCompletion] gives: generic,
+ * [receiveAwait] compiled to a continuation object of its own per call, and a new intercepted
+ * continuation for it (whose constructor folds the coroutine context), on the path of every message.
+ */
+@PublishedApi
+internal suspend fun Mono<ReceivedMessage>.awaitReceived(): ReceivedMessage =
+    suspendCancellableCoroutine { cont -> subscribe(OwnedAwaiter(cont, RECEIVED)) }
+
+/** [awaitOwned] for pooled buffers, not generic: see [awaitReceived]. */
+@PublishedApi
+internal suspend fun Mono<RegisteredBuffer>.awaitAcquired(): RegisteredBuffer =
+    suspendCancellableCoroutine { cont -> subscribe(OwnedAwaiter(cont, ACQUIRED)) }
+
+private val RECEIVED = Owned(ReceivedMessage::class.java, ReceivedMessage::release)
+private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::release)
 
 /**
  * How a value of [type] is released when nobody takes it, and the Reactor context that says so
@@ -149,4 +168,14 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
  */
 @PublishedApi
 internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+/** [awaitOne] for byte arrays (a READ's copy, an RPC's result), not generic: see [awaitCompletion]. */
+@PublishedApi
+internal suspend fun Mono<ByteArray>.awaitBytes(): ByteArray =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+/** [awaitOne] for an atomic's previous value, not generic: see [awaitCompletion]. */
+@PublishedApi
+internal suspend fun Mono<Long>.awaitLong(): Long =
     suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
