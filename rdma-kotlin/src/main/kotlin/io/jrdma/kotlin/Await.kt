@@ -1,5 +1,7 @@
 package io.jrdma.kotlin
 
+import java.util.function.Consumer
+import kotlin.coroutines.CoroutineContext
 import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
 import kotlinx.coroutines.CancellableContinuation
@@ -8,6 +10,8 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import org.reactivestreams.Subscription
 import reactor.core.CoreSubscriber
 import io.jrdma.reactive.WorkCompletion
+import io.jrdma.reactive.memory.ReceivedMessage
+import io.jrdma.reactive.memory.RegisteredBuffer
 import reactor.core.publisher.Mono
 import reactor.util.context.Context
 
@@ -15,40 +19,99 @@ import reactor.util.context.Context
  * `awaitSingle()` for values that own native resources: a connection, a registered buffer, a
  * received message (which holds a posted receive). kotlinx's `awaitSingle` drops a value that
  * arrives while the coroutine is being cancelled (kotlinx.coroutines#2607): harmless for a
- * completion, a leak for these. Here such a value goes to [release] instead, whether Reactor
- * drops it (the subscription was cancelled before the emission: `onDiscard`) or the coroutine
+ * completion, a leak for these. Here such a value goes to [Owned.release] instead, whether Reactor
+ * drops it (the subscription was cancelled before the emission: its discard hook) or the coroutine
  * does (cancelled after it).
  */
 @PublishedApi
-internal suspend fun <T : Any> Mono<T>.awaitOwned(type: Class<T>, release: (T) -> Unit): T =
-    suspendCancellableCoroutine { cont ->
-        doOnDiscard(type, release).subscribe(object : CoreSubscriber<T> {
-            private var seen = false
-
-            override fun onSubscribe(s: Subscription) {
-                cont.invokeOnCancellation { s.cancel() }
-                s.request(Long.MAX_VALUE)
-            }
-
-            // A Mono emits at most once, and an upstream may still emit after cancel(): resuming
-            // here, not in onComplete, is what hands a late value to release().
-            override fun onNext(value: T) {
-                seen = true
-                cont.resume(value) { _, unused, _ -> release(unused) }
-            }
-
-            override fun onError(error: Throwable) {
-                cont.resumeWithException(error)
-            }
-
-            override fun onComplete() {
-                if (!seen) cont.resumeWithException(NoSuchElementException("the Mono completed without a value"))
-            }
-        })
-    }
+internal suspend fun <T : Any> Mono<T>.awaitOwned(owned: Owned<T>): T =
+    suspendCancellableCoroutine { cont -> subscribe(OwnedAwaiter(cont, owned)) }
 
 internal suspend inline fun <reified T : Any> Mono<T>.awaitOwned(noinline release: (T) -> Unit): T =
-    awaitOwned(T::class.java, release)
+    awaitOwned(Owned(T::class.java, release))
+
+/**
+ * [awaitOwned] for received messages, not generic for the reason [awaitCompletion] gives: generic,
+ * [receiveAwait] compiled to a continuation object of its own per call, and a new intercepted
+ * continuation for it (whose constructor folds the coroutine context), on the path of every message.
+ */
+@PublishedApi
+internal suspend fun Mono<ReceivedMessage>.awaitReceived(): ReceivedMessage =
+    suspendCancellableCoroutine { cont -> subscribe(OwnedAwaiter(cont, RECEIVED)) }
+
+/** [awaitOwned] for pooled buffers, not generic: see [awaitReceived]. */
+@PublishedApi
+internal suspend fun Mono<RegisteredBuffer>.awaitAcquired(): RegisteredBuffer =
+    suspendCancellableCoroutine { cont -> subscribe(OwnedAwaiter(cont, ACQUIRED)) }
+
+private val RECEIVED = Owned(ReceivedMessage::class.java, ReceivedMessage::release)
+private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::release)
+
+/**
+ * How a value of [type] is released when nobody takes it, and the Reactor context that says so
+ * (`doOnDiscard`'s hook), made once: the hot receives ([receiveAwait], [acquireAwait]) keep one
+ * [Owned] each, so a receive allocates no operator, context or lambda of its own.
+ */
+@PublishedApi
+internal class Owned<T : Any>(private val type: Class<T>, val release: (T) -> Unit) {
+    private val hook = Consumer<T> { release(it) }
+    private val emptyContext = discardContext(Context.empty())
+
+    fun context(coroutine: CoroutineContext): Context =
+        coroutine[ReactorContext]?.context?.let { discardContext(it) } ?: emptyContext
+
+    /** [base] with the hook, as `doOnDiscard` writes it (Reactor's discard key is not public; it composes with a hook in [base]). */
+    private fun discardContext(base: Context): Context {
+        var seen: Context? = null
+        Mono.deferContextual { seen = Context.of(it); Mono.empty<T>() }.doOnDiscard(type, hook).contextWrite(base).subscribe()
+        return checkNotNull(seen)
+    }
+}
+
+/**
+ * [awaitOwned]'s one object: the subscriber, the coroutine's cancellation handler and the handler
+ * of a value that arrives as the coroutine is cancelled.
+ */
+private class OwnedAwaiter<T : Any>(private val cont: CancellableContinuation<T>, private val owned: Owned<T>) :
+    CoreSubscriber<T>, (Throwable?) -> Unit, (Throwable, T, CoroutineContext) -> Unit {
+    private var subscription: Subscription? = null
+    private var seen = false
+
+    override fun currentContext(): Context = owned.context(cont.context)
+
+    override fun onSubscribe(s: Subscription) {
+        subscription = s
+        cont.invokeOnCancellation(this)
+        s.request(Long.MAX_VALUE)
+    }
+
+    /** The coroutine was cancelled while it waited. */
+    override fun invoke(cause: Throwable?) {
+        subscription?.cancel()
+    }
+
+    /** The value arrived as the coroutine was cancelled: nobody will take it. */
+    override fun invoke(cause: Throwable, value: T, context: CoroutineContext) {
+        owned.release(value)
+    }
+
+    // A Mono emits at most once, and an upstream may still emit after cancel(): resuming
+    // here, not in onComplete, is what hands a late value to release().
+    override fun onNext(value: T) {
+        seen = true
+        // typed, or the overload taking a (Throwable) -> Unit would get this object's cancellation handler
+        val releaseIfCancelled: (Throwable, T, CoroutineContext) -> Unit = this
+        cont.resume(value, releaseIfCancelled)
+    }
+
+    override fun onError(error: Throwable) {
+        cont.resumeWithException(error)
+    }
+
+    override fun onComplete() {
+        if (!seen) cont.resumeWithException(NoSuchElementException("the Mono completed without a value"))
+    }
+}
 
 /**
  * `awaitSingle()` for the Monos of operations, at the cost of the coroutine's cancellable
@@ -105,4 +168,14 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
  */
 @PublishedApi
 internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+/** [awaitOne] for byte arrays (a READ's copy, an RPC's result), not generic: see [awaitCompletion]. */
+@PublishedApi
+internal suspend fun Mono<ByteArray>.awaitBytes(): ByteArray =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+/** [awaitOne] for an atomic's previous value, not generic: see [awaitCompletion]. */
+@PublishedApi
+internal suspend fun Mono<Long>.awaitLong(): Long =
     suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }

@@ -61,7 +61,7 @@ public suspend fun RdmaConnection.writeWithImmediateAwait(
 /** RDMA READ of [length] bytes at [sourceOffset] of the peer's memory, returned as a copy. */
 public suspend fun RdmaConnection.readAwait(
     source: RemoteBuffer = remoteBuffer(), sourceOffset: Long = 0, length: Int,
-): ByteArray = read(source, sourceOffset, length).awaitOne()
+): ByteArray = read(source, sourceOffset, length).awaitBytes()
 
 /** RDMA READ of [length] bytes at [sourceOffset] of [source] into [destination] at [destinationOffset], without copying. */
 public suspend fun RdmaConnection.readAwait(
@@ -93,12 +93,12 @@ public suspend fun RdmaConnection.readAwait(
 /** Atomic compare-and-swap of the 8-byte word at [offset] of [target]; returns the word's previous value. */
 public suspend fun RdmaConnection.compareAndSwapAwait(
     target: RemoteBuffer = remoteBuffer(), offset: Long, expected: Long, swap: Long,
-): Long = compareAndSwap(target, offset, expected, swap).awaitOne()
+): Long = compareAndSwap(target, offset, expected, swap).awaitLong()
 
 /** Atomic fetch-and-add on the 8-byte word at [offset] of [target]; returns the word's previous value. */
 public suspend fun RdmaConnection.fetchAndAddAwait(
     target: RemoteBuffer = remoteBuffer(), offset: Long, add: Long,
-): Long = fetchAndAdd(target, offset, add).awaitOne()
+): Long = fetchAndAdd(target, offset, add).awaitLong()
 
 /**
  * The next received message (a SEND, or the notification of a WRITE_WITH_IMM). Release it (or
@@ -106,11 +106,11 @@ public suspend fun RdmaConnection.fetchAndAddAwait(
  * cancelled is released here, so the peer does not lose a receive credit.
  */
 public suspend fun RdmaConnection.receiveAwait(): ReceivedMessage =
-    receive().awaitOwned(ReceivedMessage::release)
+    receive().awaitReceived()
 
 /** A buffer from the pool, waiting for one to come back when all are in use. Release it (or [use] it). */
 public suspend fun BufferPool.acquireAwait(): RegisteredBuffer =
-    acquire().awaitOwned(RegisteredBuffer::release)
+    acquire().awaitAcquired()
 
 /** Runs [block] with this message and releases it afterwards (re-posting its receive buffer). */
 public inline fun <R> ReceivedMessage.use(block: (ReceivedMessage) -> R): R {

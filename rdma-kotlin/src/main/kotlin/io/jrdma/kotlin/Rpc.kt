@@ -21,7 +21,7 @@ public suspend fun RdmaClient.rpcConnectAwait(): RpcClient = RpcClient.connect(t
 
 /** Calls [function] with raw bytes; suspends until the response. */
 public suspend fun RpcClient.callAwait(function: String, payload: ByteArray, options: CallOptions? = null): ByteArray =
-    (if (options == null) call(function, payload) else call(function, payload, options)).awaitOne()
+    (if (options == null) call(function, payload) else call(function, payload, options)).awaitBytes()
 
 /** Calls [function] with UTF-8 text. */
 public suspend fun RpcClient.callAwait(function: String, text: String): String = call(function, text).awaitOne()

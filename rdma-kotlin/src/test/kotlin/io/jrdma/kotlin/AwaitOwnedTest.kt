@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicReference
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
+import kotlinx.coroutines.reactor.asCoroutineContext
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertSame
@@ -13,6 +14,7 @@ import org.reactivestreams.Subscriber
 import org.reactivestreams.Subscription
 import reactor.core.publisher.Mono
 import reactor.core.publisher.MonoSink
+import reactor.util.context.Context
 
 /** The bridge for resource-owning values never loses one to a cancellation, whichever side of it the value arrives. */
 class AwaitOwnedTest {
@@ -55,6 +57,20 @@ class AwaitOwnedTest {
         val late = Resource()
         subscriber.get().onNext(late)
         subscriber.get().onComplete()
+        assertEquals(1, late.released)
+    }
+
+    @Test
+    fun `with a Reactor context in the coroutine context, the Mono sees it and a late value is still released`() = runTest {
+        val sink = AtomicReference<MonoSink<Resource>>()
+        val tenant = AtomicReference<String>()
+        val waiting = async(Context.of("tenant", "a").asCoroutineContext(), start = CoroutineStart.UNDISPATCHED) {
+            Mono.create<Resource> { tenant.set(it.contextView().get("tenant")); sink.set(it) }.awaitOwned { it.released++ }
+        }
+        waiting.cancelAndJoin()
+        val late = Resource()
+        sink.get().success(late)
+        assertEquals("a", tenant.get())
         assertEquals(1, late.released)
     }
 

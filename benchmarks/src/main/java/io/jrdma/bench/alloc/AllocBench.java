@@ -22,13 +22,15 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntFunction;
 import javax.management.ObjectName;
+import kotlinx.coroutines.Job;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 
 /**
  * What one operation allocates on the reactive path, in the lab (rxe0 → rxe1, one JVM for both
- * ends): write, read, send with the server's receive-and-release, and the Kotlin suspend write.
+ * ends): write, read, send with the server's receive-and-release, and the Kotlin suspend write and
+ * send (the server collecting {@code receivesFlow()} and releasing).
  * Per row, {@code --ops} operations after as many for warm-up, {@code --in-flight} at a time,
  * driven by reused subscribers (so the driver itself allocates nothing per operation beyond the
  * {@code Mono} each call returns, which the row includes). Bytes come from
@@ -40,7 +42,7 @@ import reactor.core.publisher.Mono;
  * <pre>
  * java -XX:TieredStopAtLevel=1 -XX:+UnlockExperimentalVMOptions -XX:+UseEpsilonGC -Xmx2g \
  *   -cp benchmarks.jar io.jrdma.bench.alloc.AllocBench [--ops 20000] [--in-flight 16] [--size 64] [--histogram]
- *   [--rows write,read,send,kotlin-write] [--polling ADAPTIVE|BUSY|EVENT]
+ *   [--rows write,read,send,kotlin-write,kotlin-send] [--polling ADAPTIVE|BUSY|EVENT]
  * </pre>
  */
 public final class AllocBench {
@@ -53,7 +55,7 @@ public final class AllocBench {
         int ops = 20_000, inFlight = 16, size = 64;
         boolean histogram = false;
         PollingMode polling = PollingMode.ADAPTIVE;
-        List<String> rows = List.of("write", "read", "send", "kotlin-write");
+        List<String> rows = List.of("write", "read", "send", "kotlin-write", "kotlin-send");
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--ops" -> ops = Integer.parseInt(args[++i]);
@@ -87,12 +89,14 @@ public final class AllocBench {
                         receivers = new Receivers(accepted, inFlight * 2);
                         op = i -> client.send(source, 0, length);
                     }
-                    case "kotlin-write" -> op = null;
+                    case "kotlin-write", "kotlin-send" -> op = null;
                     default -> throw new IllegalArgumentException("unknown row " + row);
                 }
+                Job kotlinReceiver = row.equals("kotlin-send") ? KotlinOps.releaseReceives(accepted) : null;
                 Measurement warm = run(op, client, source, remote, length, ops, inFlight, false, row);
                 Measurement m = run(op, client, source, remote, length, ops, inFlight, histogram, row);
                 if (receivers != null) receivers.stop();
+                if (kotlinReceiver != null) kotlinReceiver.cancel(null);
                 table.add(m.format(row, ops, warm));
             }
             source.release();
@@ -106,7 +110,7 @@ public final class AllocBench {
         table.forEach(System.out::println);
         System.out.println("(bytes: ThreadMXBean total over all threads, both ends; objects: class histogram of every object under"
                 + " Epsilon GC, '-' without --histogram; cpu: user+system time of every thread of the JVM, both ends, per"
-                + " operation; 'send' includes the server's receive and release)");
+                + " operation; 'send' and 'kotlin-send' include the server's receive and release)");
     }
 
     private record Measurement(long bytes, long cpuNanos, Map<String, long[]> classes) {
@@ -135,8 +139,10 @@ public final class AllocBench {
         String before = histogram ? histogram() : null;  // parsed after the run: parsing allocates
         long bytes0 = allocatedBytes();
         long cpu0 = cpuNanos();
-        if (op == null) {
-            KotlinOps.INSTANCE.writeAwait(client, source, remote, size, ops, inFlight);
+        if (row.equals("kotlin-send")) {
+            KotlinOps.sendAwait(client, source, size, ops, inFlight);
+        } else if (op == null) {
+            KotlinOps.writeAwait(client, source, remote, size, ops, inFlight);
         } else {
             Driver d = new Driver(op, ops, inFlight);
             if (!d.done.await(TIMEOUT.toSeconds() * 10, TimeUnit.SECONDS)) throw new IllegalStateException(row + ": timed out");

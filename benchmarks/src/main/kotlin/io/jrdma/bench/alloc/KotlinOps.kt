@@ -1,25 +1,55 @@
 package io.jrdma.bench.alloc
 
+import io.jrdma.kotlin.receivesFlow
+import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.writeAwait
 import io.jrdma.reactive.RdmaConnection
+import io.jrdma.reactive.WorkCompletion
 import io.jrdma.reactive.memory.RegisteredBuffer
 import io.jrdma.reactive.memory.RemoteBuffer
 import java.util.concurrent.atomic.AtomicInteger
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 
-/** The Kotlin rows of [AllocBench]: [inFlight] coroutines, each calling `writeAwait` in turn until [ops] are done. */
+/**
+ * The Kotlin rows of [AllocBench]: [inFlight] coroutines, each calling `writeAwait` (`sendAwait`) in
+ * turn until [ops] are done. They run in [Dispatchers.Unconfined], as the lab bench's Kotlin layer
+ * does: each resumes on the loop thread that completed its operation, so a row counts the suspend
+ * API, not a dispatcher's queue and thread hop (runBlocking's own event loop would add both).
+ */
 object KotlinOps {
     @JvmStatic
-    fun writeAwait(connection: RdmaConnection, source: RegisteredBuffer, remote: RemoteBuffer, size: Int, ops: Int, inFlight: Int) {
+    fun writeAwait(connection: RdmaConnection, source: RegisteredBuffer, remote: RemoteBuffer, size: Int, ops: Int, inFlight: Int) =
+        window(ops, inFlight) { i -> connection.writeAwait(source, 0, size, remote, (i % 64).toLong() * size) }
+
+    @JvmStatic
+    fun sendAwait(connection: RdmaConnection, source: RegisteredBuffer, size: Int, ops: Int, inFlight: Int) =
+        window(ops, inFlight) { connection.sendAwait(source, 0, size) }
+
+    /** The server's side of `kotlin-send`: `receivesFlow()` releasing every message, until the returned job is cancelled. */
+    @JvmStatic
+    fun releaseReceives(connection: RdmaConnection): Job =
+        CoroutineScope(Dispatchers.Unconfined).launch(start = CoroutineStart.UNDISPATCHED) {
+            connection.receivesFlow().collect { it.release() }
+        }
+
+    /** Inline, so [op] runs in each coroutine's frame: a suspend lambda would add its own objects per operation. */
+    private inline fun window(ops: Int, inFlight: Int, crossinline op: suspend (Int) -> WorkCompletion) {
         val next = AtomicInteger()
         runBlocking {
-            repeat(inFlight) {
-                launch {
-                    while (true) {
-                        val i = next.getAndIncrement()
-                        if (i >= ops) break
-                        connection.writeAwait(source, 0, size, remote, (i % 64).toLong() * size)
+            withContext(Dispatchers.Unconfined) {
+                repeat(inFlight) {
+                    launch {
+                        while (true) {
+                            val i = next.getAndIncrement()
+                            if (i >= ops) break
+                            op(i)
+                        }
                     }
                 }
             }
