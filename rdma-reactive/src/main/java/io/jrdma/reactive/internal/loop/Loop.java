@@ -104,6 +104,7 @@ public final class Loop implements Executor {
     /** Connections assigned (CQ leases held): what least-loaded assignment compares. */
     private final AtomicInteger load = new AtomicInteger();
     private final AtomicIntegerArray modes = new AtomicIntegerArray(PollingMode.values().length);
+    private volatile PollingMode mode = PollingMode.EVENT;
     private final AtomicLong completions = new AtomicLong();
     private volatile long sleptNanos;  // written by the loop thread only
 
@@ -279,6 +280,7 @@ public final class Loop implements Executor {
         lease.cq.members.add(member);
         memberCount.incrementAndGet();
         modes.incrementAndGet(member.pollingMode().ordinal());
+        updateMode();
         wakeIfSleeping();  // the polling mode may have changed
     }
 
@@ -288,6 +290,7 @@ public final class Loop implements Executor {
         if (lease.cq.device.members.remove(qpNumber, member)) {
             memberCount.decrementAndGet();
             modes.decrementAndGet(member.pollingMode().ordinal());
+            updateMode();
         }
     }
 
@@ -329,9 +332,17 @@ public final class Loop implements Executor {
 
     /** The most eager mode any member asked for; EVENT when there is none. */
     PollingMode mode() {
-        if (modes.get(PollingMode.BUSY.ordinal()) > 0) return PollingMode.BUSY;
-        if (modes.get(PollingMode.ADAPTIVE.ordinal()) > 0) return PollingMode.ADAPTIVE;
-        return PollingMode.EVENT;
+        return mode;
+    }
+
+    /**
+     * After a member's count changed. Serialized, and every changer calls it after its change, so
+     * the last one to run has seen every change before it: the spinning loop reads one volatile
+     * field instead of two array elements per empty poll.
+     */
+    private synchronized void updateMode() {
+        mode = modes.get(PollingMode.BUSY.ordinal()) > 0 ? PollingMode.BUSY
+                : modes.get(PollingMode.ADAPTIVE.ordinal()) > 0 ? PollingMode.ADAPTIVE : PollingMode.EVENT;
     }
 
     // ------------------------------------------------------------------------------ the loop
