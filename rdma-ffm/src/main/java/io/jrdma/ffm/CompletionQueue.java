@@ -80,6 +80,7 @@ public final class CompletionQueue extends NativeResource {
         try {
             int n = (int) ops_poll_cq.invokeExact(pollCq, cq, max, wcs.segment());
             if (n < 0) throw new VerbsException("ibv_poll_cq", -n);
+            wcs.filled(n);
             return n;
         } catch (Throwable t) {
             throw Native.rethrow(t);
