@@ -128,6 +128,15 @@ final class Report {
         f.add(num(l == null ? Double.NaN : l.p999(), 2));
     }
 
+    /** The guest kernel's clocksource: System.nanoTime() costs ten times as much on the emulated HPET as on the TSC (lab/README.md). */
+    private static String clockSource() {
+        try {
+            return Files.readString(Path.of("/sys/devices/system/clocksource/clocksource0/current_clocksource")).strip();
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
     void finish(double seconds) throws IOException {
         csv.close();
         String[] head = {"test", "size", "polling", "layer", "jrdma", "perftest", "ratio", "jrdma avg/p99/p99.9 us", "perftest avg/p99/p99.9 us",
@@ -136,8 +145,8 @@ final class Report {
         for (int i = 0; i < head.length; i++) width[i] = head[i].length();
         for (String[] row : table) for (int i = 0; i < row.length; i++) width[i] = Math.max(width[i], row[i].length());
         StringBuilder t = new StringBuilder();
-        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s, jrdma connects over %s, perftest over %s, %s, %.0f s for the JVM rows%n",
-                started, options.accel(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
+        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s (guest clock %s), jrdma connects over %s, perftest over %s, %s, %.0f s for the JVM rows%n",
+                started, options.accel(), clockSource(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
                 options.ackTimeout() < 0 ? "ACK timeouts the setup paths'" : "ACK timeout 2^" + options.ackTimeout() + " x 4.096 us on both",
                 seconds));
         line(t, head, width, true);
