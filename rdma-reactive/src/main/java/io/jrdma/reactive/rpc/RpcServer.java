@@ -177,7 +177,8 @@ public final class RpcServer {
      * (lab/bench rpc_lat, tcg-mt, 2 B calls, one run each, 2026-11-24) it took a call's typical
      * round trip from 1,183 to 809 us with EVENT polling and from 719 to 265 us with BUSY polling,
      * and the server's CPU per call from 810 to 526 us: the hand-off to a bounded-elastic thread
-     * costs a thread wake-up, and a worker set up and disposed of, per call.
+     * costs a thread wake-up per call (and then cost a worker set up and disposed of per call too,
+     * since replaced by one task per call).
      *
      * @param scheduler the scheduler; the caller keeps owning it
      * @return a copy that runs its handlers there
