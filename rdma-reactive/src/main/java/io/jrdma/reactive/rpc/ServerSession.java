@@ -284,12 +284,14 @@ final class ServerSession {
         /** The handler ran out of time: cancel it and answer HANDLER_ERROR (it may have had effects). */
         @Override
         public void expire() {
-            Disposable t = task;
-            if (t != null) t.dispose();
+            // the timeout is decided before the interrupt: a handler that returns when interrupted
+            // must not get its result in first (the lab saw an expired call answered OK)
             Operators.terminate(UPSTREAM, this);
-            core.handlerErrors.increment();
+            if (!finished.get()) core.handlerErrors.increment();
             finish(RpcStatus.HANDLER_ERROR, text("handler timed out after " + core.settings.handlerTimeout().toMillis()
                     + " ms and was cancelled"), true);
+            Disposable t = task;
+            if (t != null) t.dispose();
         }
 
         Call(Frame frame, RequestHeader header, FunctionRegistry.Function function) {
