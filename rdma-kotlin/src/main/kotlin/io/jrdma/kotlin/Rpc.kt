@@ -9,6 +9,7 @@ import io.jrdma.reactive.rpc.RpcClient
 import io.jrdma.reactive.rpc.RpcHandler
 import io.jrdma.reactive.rpc.RpcRequest
 import io.jrdma.reactive.rpc.RpcServer
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
 
@@ -38,9 +39,15 @@ public suspend fun RpcClient.closeAwait() {
 /** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R = useThen(block) { closeAwait() }
 
-/** Registers a suspend function: it runs in a coroutine on the server's handler scheduler. */
+/**
+ * Registers a suspend function: its coroutine starts on the server's handler scheduler (by default
+ * off the poller thread, so it may block there) and, after a suspension, goes on on the thread that
+ * resumed it (`Dispatchers.Unconfined`); blocking work after a suspension belongs in
+ * `withContext(Dispatchers.IO)`. `mono { }` without a dispatcher started it on `Dispatchers.Default`:
+ * a second thread hand-off per call after the handler scheduler's.
+ */
 public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest) -> ByteArray): RpcServer =
-    register(name, RpcHandler { request -> mono { handler(request) } })
+    register(name, RpcHandler { request -> mono(Dispatchers.Unconfined) { handler(request) } })
 
 /** Starts an RPC server; suspends until it listens. */
 public suspend fun RpcServer.bindAwait(): DisposableRpcServer = bind().awaitOwned { it.disposeLater().subscribe() }

@@ -18,7 +18,15 @@ enum BenchTest {
     /** Sequential calls of a small echo function: the round trip, beside ib_send_lat's (twice what it reports). */
     RPC_LAT("ib_send_lat", false, false, true),
     /** Calls per second with the in-flight depth of the row: no perftest counterpart, ib_send_lat's exchanges/s for scale. */
-    RPC_RATE("ib_send_lat", true, false, true);
+    RPC_RATE("ib_send_lat", true, false, true),
+    /**
+     * As {@link #RPC_LAT} with the echo on the server's poller thread ({@code handlerScheduler(Schedulers.immediate())}),
+     * like with like beside ib_send_lat, whose server answers in its polling loop; RPC_LAT keeps the default
+     * scheduler, where a handler may block.
+     */
+    RPC_LAT_POLLER("ib_send_lat", false, false, true),
+    /** As {@link #RPC_RATE} with the echo on the server's poller thread. */
+    RPC_RATE_POLLER("ib_send_lat", true, false, true);
 
     /** The perftest program of the row (for the RPC rows: the one they stand beside). */
     final String perftest;
@@ -42,7 +50,12 @@ enum BenchTest {
     }
 
     boolean rpc() {
-        return this == RPC_LAT || this == RPC_RATE;
+        return this == RPC_LAT || this == RPC_RATE || this == RPC_LAT_POLLER || this == RPC_RATE_POLLER;
+    }
+
+    /** An RPC row whose server runs the echo on its poller thread rather than on the default handler scheduler. */
+    boolean handlerOnPoller() {
+        return this == RPC_LAT_POLLER || this == RPC_RATE_POLLER;
     }
 
     /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */

@@ -22,6 +22,7 @@ import io.jrdma.reactive.rpc.RpcServer;
 import java.time.Duration;
 import java.util.Map;
 import reactor.core.Disposable;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * The reactive layer: rdma-reactive's public API at both ends. The client keeps the row's depth
@@ -151,7 +152,7 @@ final class ReactiveEnds {
 
         @Override
         public long run(int ops, Latencies latencies, long deadline) throws Exception {
-            boolean sequential = row.test() == BenchTest.RPC_LAT;
+            boolean sequential = row.test().rpc() && !row.test().rate;
             return Pipeline.run((i, p) -> rpc.call(ECHO, payload), ops, sequential ? 1 : row.depth(), sequential ? latencies : null,
                     deadline);
         }
@@ -163,6 +164,11 @@ final class ReactiveEnds {
     }
 
     // ---- server ------------------------------------------------------------------------------
+
+    /** The RPC server of a row: the default handler scheduler, or the poller thread for the _poller rows. */
+    static RpcServer rpcServer(RpcServer server, RowSpec row) {
+        return row.test().handlerOnPoller() ? server.handlerScheduler(Schedulers.immediate()) : server;
+    }
 
     static final class Server implements ServerEnd {
         private final RowSpec row;
@@ -179,7 +185,7 @@ final class ReactiveEnds {
         @Override
         public Map<String, String> listen() {
             if (row.test().rpc()) {
-                rpcServer = RpcServer.create(server(row)).register(ECHO, echo()).bind().block(Ends.SETUP);
+                rpcServer = rpcServer(RpcServer.create(server(row)).register(ECHO, echo()), row).bind().block(Ends.SETUP);
                 return ControlChannel.map("port", rpcServer.address().getPort());
             }
             server = server(row).bind().block(Ends.SETUP);

@@ -50,10 +50,10 @@ final class Report {
             }
         }
         // rpc_lat: a call's round trip beside ib_send_lat's round trip (perftest reports half of it)
-        Latencies.Summary pl = p == null ? null : test == BenchTest.RPC_LAT ? doubled(p.latency()) : p.latency();
+        Latencies.Summary pl = p == null ? null : test.rpc() && !test.rate ? doubled(p.latency()) : p.latency();
         double jrdmaValue = !r.ok() ? Double.NaN : test.rate ? r.rate() : r.latency().typical();
         double perftestValue = p == null ? Double.NaN : test.rate ? p.rate() : pl.typical();
-        double ratio = test == BenchTest.RPC_RATE ? Double.NaN : jrdmaValue / perftestValue;
+        double ratio = test.rpc() && test.rate ? Double.NaN : jrdmaValue / perftestValue;
         double clientCpu = r.ok() ? r.perOp(r.client().cpuNanos()) : Double.NaN;
         double serverCpu = r.ok() ? r.perOp(r.server().cpuNanos()) : Double.NaN;
         double perftestClientCpu = perftest == null || test.rpc() ? Double.NaN : perftest.clientCpuPerOp();

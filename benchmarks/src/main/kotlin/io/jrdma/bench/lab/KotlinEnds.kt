@@ -155,7 +155,7 @@ internal object KotlinEnds {
         override fun run(ops: Int, latencies: Latencies?, deadline: Long): Long {
             val done = AtomicInteger()
             return timed(ops, deadline, done) {
-                if (row.test() == BenchTest.RPC_LAT) {
+                if (!row.test().rate) {
                     repeat(ops) {
                         val start = System.nanoTime()
                         rpc.callAwait(ReactiveEnds.ECHO, payload)
@@ -185,7 +185,7 @@ internal object KotlinEnds {
 
         override fun listen(): Map<String, String> {
             if (row.test().rpc()) {
-                val s = setUp { RpcServer.create(ReactiveEnds.server(row)).registerSuspend(ReactiveEnds.ECHO) { it.bytes() }.bindAwait() }
+                val s = setUp { ReactiveEnds.rpcServer(RpcServer.create(ReactiveEnds.server(row)).registerSuspend(ReactiveEnds.ECHO) { it.bytes() }, row).bindAwait() }
                 rpcServer = s
                 return ControlChannel.map("port", s.address().port)
             }

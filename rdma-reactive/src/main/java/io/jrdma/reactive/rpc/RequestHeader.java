@@ -1,9 +1,12 @@
 package io.jrdma.reactive.rpc;
 
-import static io.jrdma.reactive.rpc.Frames.BE_INT;
-import static io.jrdma.reactive.rpc.Frames.BE_LONG;
-import static io.jrdma.reactive.rpc.Frames.BE_SHORT;
 import static io.jrdma.reactive.rpc.Frames.REQUEST_HEADER;
+import static io.jrdma.reactive.rpc.Frames.getInt;
+import static io.jrdma.reactive.rpc.Frames.getLong;
+import static io.jrdma.reactive.rpc.Frames.getUnsignedShort;
+import static io.jrdma.reactive.rpc.Frames.putInt;
+import static io.jrdma.reactive.rpc.Frames.putLong;
+import static io.jrdma.reactive.rpc.Frames.putShort;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -40,27 +43,29 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
         return (flags & WINDOW) != 0;
     }
 
-    /** Writes the 80 header bytes at {@code offset}, checksum included. */
+    /** Writes the 80 header bytes at {@code offset}, checksum included: built on the heap, copied out at once. */
     void encode(MemorySegment out, long offset) {
-        MemorySegment h = out.asSlice(offset, REQUEST_HEADER);
-        h.fill((byte) 0);
-        h.set(BE_INT, 0, Frames.REQUEST_MAGIC);
-        h.set(ValueLayout.JAVA_BYTE, 4, (byte) Frames.VERSION);
-        h.set(ValueLayout.JAVA_BYTE, 5, (byte) flags);
-        h.set(BE_SHORT, 6, (short) 0);
-        h.set(BE_INT, 8, functionId);
-        h.set(BE_LONG, 16, requestId);
-        h.set(BE_LONG, 24, key == null ? 0 : key.high());
-        h.set(BE_LONG, 32, key == null ? 0 : key.low());
-        h.set(BE_INT, 40, payloadLength);
-        h.set(BE_INT, 44, payloadCrc);
-        h.set(BE_LONG, 48, payloadAddress);
-        h.set(BE_INT, 56, payloadRkey);
-        h.set(BE_INT, 60, maxInlineResponse);
-        h.set(BE_LONG, 64, windowAddress);
-        h.set(BE_INT, 72, windowRkey);
-        h.set(BE_INT, 76, windowLength);
-        h.set(BE_INT, CRC_OFFSET, Frames.headerCrc(h, 0, REQUEST_HEADER, CRC_OFFSET));
+        Frames.Checksum c = Frames.scratch();
+        byte[] h = c.header;
+        putInt(h, 0, Frames.REQUEST_MAGIC);
+        h[4] = (byte) Frames.VERSION;
+        h[5] = (byte) flags;
+        putShort(h, 6, 0);
+        putInt(h, 8, functionId);
+        putInt(h, CRC_OFFSET, 0);
+        putLong(h, 16, requestId);
+        putLong(h, 24, key == null ? 0 : key.high());
+        putLong(h, 32, key == null ? 0 : key.low());
+        putInt(h, 40, payloadLength);
+        putInt(h, 44, payloadCrc);
+        putLong(h, 48, payloadAddress);
+        putInt(h, 56, payloadRkey);
+        putInt(h, 60, maxInlineResponse);
+        putLong(h, 64, windowAddress);
+        putInt(h, 72, windowRkey);
+        putInt(h, 76, windowLength);
+        putInt(h, CRC_OFFSET, c.crc32c(h, 0, REQUEST_HEADER));
+        MemorySegment.copy(h, 0, out, ValueLayout.JAVA_BYTE, offset, REQUEST_HEADER);
     }
 
     /** What the server makes of a received frame. */
@@ -87,32 +92,37 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
      */
     static Decoded decode(MemorySegment frame, long length) {
         if (length < REQUEST_HEADER) return new Drop("truncated header: " + length + " bytes, a request header has " + REQUEST_HEADER);
-        int magic = frame.get(BE_INT, 0);
+        // one copy of the header, checked and read on the heap (its checksum field zeroed there)
+        Frames.Checksum c = Frames.scratch();
+        byte[] h = c.load(frame, REQUEST_HEADER);
+        int magic = getInt(h, 0);
         if (magic != Frames.REQUEST_MAGIC) return new Drop(String.format("bad magic 0x%08x", magic));
-        int version = Byte.toUnsignedInt(frame.get(ValueLayout.JAVA_BYTE, 4));
+        int version = Byte.toUnsignedInt(h[4]);
         if (version != Frames.VERSION) return new Drop("unsupported protocol version " + version);
-        int crc = frame.get(BE_INT, CRC_OFFSET);
-        if (crc != Frames.headerCrc(frame, 0, REQUEST_HEADER, CRC_OFFSET)) return new Drop("header checksum mismatch");
+        int crc = getInt(h, CRC_OFFSET);
+        putInt(h, CRC_OFFSET, 0);
+        if (crc != c.crc32c(h, 0, REQUEST_HEADER)) return new Drop("header checksum mismatch");
 
         // From here on the header is what the client sent: answer to its request id, in a SEND
         // no larger than the receive buffers it announced (a larger one would break its QP).
-        long maxInline = Frames.u32(frame.get(BE_INT, 60));
+        long maxInline = Frames.u32(getInt(h, 60));
         if (maxInline < MIN_INLINE_RESPONSE) return new Drop("max inline response " + maxInline + " is too small to answer");
         int inline = (int) Math.min(maxInline, Integer.MAX_VALUE);
-        long id = frame.get(BE_LONG, 16);
-        int flags = Byte.toUnsignedInt(frame.get(ValueLayout.JAVA_BYTE, 5));
+        long id = getLong(h, 16);
+        int flags = Byte.toUnsignedInt(h[5]);
         if (id == 0) return new Reject(0, inline, "request id 0 is reserved");
         if ((flags & ~KNOWN_FLAGS) != 0) return new Reject(id, inline, String.format("unknown flags 0x%02x", flags & ~KNOWN_FLAGS));
-        if (frame.get(BE_SHORT, 6) != 0) return new Reject(id, inline, "reserved header bytes are not zero");
-        long keyHi = frame.get(BE_LONG, 24);
-        long keyLo = frame.get(BE_LONG, 32);
-        long payloadLength = Frames.u32(frame.get(BE_INT, 40));
-        int payloadCrc = frame.get(BE_INT, 44);
-        long payloadAddress = frame.get(BE_LONG, 48);
-        int payloadRkey = frame.get(BE_INT, 56);
-        long windowAddress = frame.get(BE_LONG, 64);
-        int windowRkey = frame.get(BE_INT, 72);
-        long windowLength = Frames.u32(frame.get(BE_INT, 76));
+        if (getUnsignedShort(h, 6) != 0) return new Reject(id, inline, "reserved header bytes are not zero");
+        int functionId = getInt(h, 8);
+        long keyHi = getLong(h, 24);
+        long keyLo = getLong(h, 32);
+        long payloadLength = Frames.u32(getInt(h, 40));
+        int payloadCrc = getInt(h, 44);
+        long payloadAddress = getLong(h, 48);
+        int payloadRkey = getInt(h, 56);
+        long windowAddress = getLong(h, 64);
+        int windowRkey = getInt(h, 72);
+        long windowLength = Frames.u32(getInt(h, 76));
 
         IdempotencyKey key = null;
         if ((flags & KEYED) != 0) {
@@ -137,7 +147,7 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
             }
             if (Frames.crc32c(frame, REQUEST_HEADER, payloadLength) != payloadCrc) return new Reject(id, inline, "payload checksum mismatch");
         }
-        return new Ok(new RequestHeader(flags, frame.get(BE_INT, 8), id, key, (int) payloadLength, payloadCrc, payloadAddress,
+        return new Ok(new RequestHeader(flags, functionId, id, key, (int) payloadLength, payloadCrc, payloadAddress,
                 payloadRkey, inline, windowAddress, windowRkey, (int) Math.min(windowLength, Integer.MAX_VALUE)));
     }
 }

@@ -1,9 +1,12 @@
 package io.jrdma.reactive.rpc;
 
-import static io.jrdma.reactive.rpc.Frames.BE_INT;
-import static io.jrdma.reactive.rpc.Frames.BE_LONG;
-import static io.jrdma.reactive.rpc.Frames.BE_SHORT;
 import static io.jrdma.reactive.rpc.Frames.RESPONSE_HEADER;
+import static io.jrdma.reactive.rpc.Frames.getInt;
+import static io.jrdma.reactive.rpc.Frames.getLong;
+import static io.jrdma.reactive.rpc.Frames.getUnsignedShort;
+import static io.jrdma.reactive.rpc.Frames.putInt;
+import static io.jrdma.reactive.rpc.Frames.putLong;
+import static io.jrdma.reactive.rpc.Frames.putShort;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -21,17 +24,21 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
     static final int IN_WINDOW = 0x01;
     static final int CRC_OFFSET = 24;
 
+    /** Writes the 32 header bytes at {@code offset}, checksum included: built on the heap, copied out at once. */
     void encode(MemorySegment out, long offset) {
-        MemorySegment h = out.asSlice(offset, RESPONSE_HEADER);
-        h.fill((byte) 0);
-        h.set(BE_INT, 0, Frames.RESPONSE_MAGIC);
-        h.set(ValueLayout.JAVA_BYTE, 4, (byte) Frames.VERSION);
-        h.set(ValueLayout.JAVA_BYTE, 5, (byte) status.code());
-        h.set(BE_SHORT, 6, (short) flags);
-        h.set(BE_LONG, 8, requestId);
-        h.set(BE_INT, 16, payloadLength);
-        h.set(BE_INT, 20, payloadCrc);
-        h.set(BE_INT, CRC_OFFSET, Frames.headerCrc(h, 0, RESPONSE_HEADER, CRC_OFFSET));
+        Frames.Checksum c = Frames.scratch();
+        byte[] h = c.header;
+        putInt(h, 0, Frames.RESPONSE_MAGIC);
+        h[4] = (byte) Frames.VERSION;
+        h[5] = (byte) status.code();
+        putShort(h, 6, flags);
+        putLong(h, 8, requestId);
+        putInt(h, 16, payloadLength);
+        putInt(h, 20, payloadCrc);
+        putInt(h, CRC_OFFSET, 0);
+        putInt(h, 28, 0);
+        putInt(h, CRC_OFFSET, c.crc32c(h, 0, RESPONSE_HEADER));
+        MemorySegment.copy(h, 0, out, ValueLayout.JAVA_BYTE, offset, RESPONSE_HEADER);
     }
 
     /** A whole response frame: header and payload, written into {@code out} at {@code offset}. */
@@ -54,22 +61,26 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
      */
     static Frame decode(MemorySegment frame, long length, boolean exactLength) {
         if (length < RESPONSE_HEADER) return bad("truncated response header: " + length + " bytes");
-        int magic = frame.get(BE_INT, 0);
+        Frames.Checksum c = Frames.scratch();
+        byte[] b = c.load(frame, RESPONSE_HEADER);
+        int magic = getInt(b, 0);
         if (magic != Frames.RESPONSE_MAGIC) return bad(String.format("bad response magic 0x%08x", magic));
-        int version = Byte.toUnsignedInt(frame.get(ValueLayout.JAVA_BYTE, 4));
+        int version = Byte.toUnsignedInt(b[4]);
         if (version != Frames.VERSION) return bad("unsupported response version " + version);
-        if (frame.get(BE_INT, CRC_OFFSET) != Frames.headerCrc(frame, 0, RESPONSE_HEADER, CRC_OFFSET)) return bad("response header checksum mismatch");
-        RpcStatus status = RpcStatus.of(Byte.toUnsignedInt(frame.get(ValueLayout.JAVA_BYTE, 5)));
-        if (status == null) return bad("unknown response status " + Byte.toUnsignedInt(frame.get(ValueLayout.JAVA_BYTE, 5)));
-        long payloadLength = Frames.u32(frame.get(BE_INT, 16));
+        int crc = getInt(b, CRC_OFFSET);
+        putInt(b, CRC_OFFSET, 0);
+        if (crc != c.crc32c(b, 0, RESPONSE_HEADER)) return bad("response header checksum mismatch");
+        RpcStatus status = RpcStatus.of(Byte.toUnsignedInt(b[5]));
+        if (status == null) return bad("unknown response status " + Byte.toUnsignedInt(b[5]));
+        long payloadLength = Frames.u32(getInt(b, 16));
         long total = RESPONSE_HEADER + payloadLength;
         if (exactLength ? total != length : total > length) {
             return bad("response announces " + payloadLength + " payload bytes in a frame of " + length);
         }
-        int payloadCrc = frame.get(BE_INT, 20);
+        int payloadCrc = getInt(b, 20);
+        ResponseHeader h = new ResponseHeader(status, getUnsignedShort(b, 6), getLong(b, 8), (int) payloadLength, payloadCrc);
+        // the header copy is read: the payload's checksum may use the thread's scratch now
         if (Frames.crc32c(frame, RESPONSE_HEADER, payloadLength) != payloadCrc) return bad("response payload checksum mismatch");
-        ResponseHeader h = new ResponseHeader(status, Short.toUnsignedInt(frame.get(BE_SHORT, 6)), frame.get(BE_LONG, 8),
-                (int) payloadLength, payloadCrc);
         return new Frame(h, Frames.copyOut(frame, RESPONSE_HEADER, payloadLength), null);
     }
 

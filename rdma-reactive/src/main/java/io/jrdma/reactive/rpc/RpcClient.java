@@ -64,6 +64,7 @@ public final class RpcClient {
     private final CallOptions defaults;
     private final CreditGate credits = new CreditGate(1);  // one for the hello; the window opens after it
     private final RegisteredBuffer exposed;
+    private final int exposedRkey;
     private final RangeAllocator staging;
     private final boolean canLendPayload;
     private final boolean canReceiveWritten;
@@ -92,6 +93,7 @@ public final class RpcClient {
         this.defaults = defaults;
         RegisteredBuffer e = connection.findExposedBuffer().orElse(null);  // none: only payloads and answers that fit a SEND
         this.exposed = e;
+        this.exposedRkey = e == null ? 0 : e.toRemote(0, 0).rkey();
         this.staging = e == null ? null : new RangeAllocator(e.capacity());
         Set<Access> access = connection.config().exposedAccess();
         this.canLendPayload = e != null && access.contains(Access.REMOTE_READ);
@@ -171,6 +173,10 @@ public final class RpcClient {
     public Mono<byte[]> call(String function, byte[] payload, CallOptions options) {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(options, "options");
+        if (options.retries() == 0 && options.idempotencyKey() == null) {
+            // one attempt without a key, the common call: no operator around it, the attempt counts its own outcome
+            return Mono.create(sink -> single(function, payload, options, sink));
+        }
         return Mono.defer(() -> {
             calls.increment();
             Request r;
@@ -195,6 +201,22 @@ public final class RpcClient {
             }
             return call.doOnSuccess(b -> succeeded.increment()).doOnError(e -> failed.increment());
         });
+    }
+
+    /** A call of one attempt and no key, as {@link #call(String, byte[], CallOptions)} does it with operators. */
+    private void single(String function, byte[] payload, CallOptions options, MonoSink<byte[]> sink) {
+        calls.increment();
+        Request r;
+        int capacity;
+        try {
+            r = request(function, payload, options);
+            capacity = responseCapacity(r, options);
+        } catch (RpcException | IllegalArgumentException e) {
+            failed.increment();
+            sink.error(e);
+            return;
+        }
+        start(r, capacity, options.timeout(), 1, true, sink);
     }
 
     /**
@@ -310,13 +332,15 @@ public final class RpcClient {
     }
 
     private Mono<byte[]> attempt(Request r, int windowBytes, Duration timeout, AtomicInteger attempt) {
-        return Mono.create(sink -> {
-            attempts.increment();
-            PendingCall p = new PendingCall(r, windowBytes, sink, timeout, attempt.incrementAndGet());
-            sink.onCancel(p::abandon);
-            DEADLINES.track(p);
-            p.begin();
-        });
+        return Mono.create(sink -> start(r, windowBytes, timeout, attempt.incrementAndGet(), false, sink));
+    }
+
+    private void start(Request r, int windowBytes, Duration timeout, int attemptNumber, boolean countsOutcome, MonoSink<byte[]> sink) {
+        attempts.increment();
+        PendingCall p = new PendingCall(r, windowBytes, sink, timeout, attemptNumber, countsOutcome);
+        sink.onCancel(p::abandon);
+        DEADLINES.track(p);
+        p.begin();
     }
 
     /** What is sent, shared by a call's attempts. */
@@ -394,6 +418,8 @@ public final class RpcClient {
         final MonoSink<byte[]> sink;
         final Duration timeout;
         final int attemptNumber;
+        /** The call's only attempt: it counts the call succeeded or failed (else operators around the attempts do). */
+        final boolean countsOutcome;
         final long deadline;
         State state = State.CREDIT;
         boolean abandoned;
@@ -404,7 +430,8 @@ public final class RpcClient {
         long stagingBytes;
         volatile long requestId;
 
-        PendingCall(Request request, int windowBytes, MonoSink<byte[]> sink, Duration timeout, int attemptNumber) {
+        PendingCall(Request request, int windowBytes, MonoSink<byte[]> sink, Duration timeout, int attemptNumber, boolean countsOutcome) {
+            this.countsOutcome = countsOutcome;
             this.request = request;
             this.windowBytes = windowBytes;
             this.sink = sink;
@@ -426,7 +453,7 @@ public final class RpcClient {
             }
             if (withdraw()) {
                 timeouts.increment();
-                sink.error(new RpcException.Timeout(request.function, timeout, attemptNumber));
+                failWith(new RpcException.Timeout(request.function, timeout, attemptNumber));
             }
         }
 
@@ -510,7 +537,16 @@ public final class RpcClient {
                 fail(new RpcException.ConnectionLost(request.function, closedBy));
                 return;
             }
-            connection.buffers().acquire().subscribe(this::post, e -> fail(new RpcException.ConnectionLost(request.function, e)));
+            // a free buffer at once, as nearly always: the acquire Mono and its subscriber cost a sixth of the client's time per call
+            RegisteredBuffer b;
+            try {
+                b = connection.buffers().tryAcquire();
+            } catch (RuntimeException e) {
+                fail(new RpcException.ConnectionLost(request.function, e));
+                return;
+            }
+            if (b != null) post(b);
+            else connection.buffers().acquire().subscribe(this::post, e -> fail(new RpcException.ConnectionLost(request.function, e)));
         }
 
         private void post(RegisteredBuffer b) {
@@ -543,7 +579,7 @@ public final class RpcClient {
             int flags = (r.remote ? RequestHeader.REMOTE_PAYLOAD : 0) | (r.key != null ? RequestHeader.KEYED : 0)
                     | (windowBytes > 0 ? RequestHeader.WINDOW : 0);
             long base = exposed == null ? 0 : exposed.address();
-            int rkey = exposed == null ? 0 : exposed.toRemote(0, 0).rkey();
+            int rkey = exposedRkey;
             long payloadAddress = r.remote ? base + stagingOffset : 0;
             long windowAddress = windowBytes > 0 ? base + stagingOffset + payloadBytes() : 0;
             RequestHeader h = new RequestHeader(flags, r.functionId, id, r.key, r.payload.length, r.payloadCrc, payloadAddress,
@@ -580,24 +616,34 @@ public final class RpcClient {
                 return;
             }
             if (!f.ok()) {
-                sink.error(new RpcException.Protocol(request.function + ": " + f.error()));
+                failWith(new RpcException.Protocol(request.function + ": " + f.error()));
                 return;
             }
             byte[] payload = f.payload();
             if (f.header().status() == RpcStatus.OK) {
-                sink.success(payload);
+                succeed(payload);
                 return;
             }
             String text = new String(payload, StandardCharsets.UTF_8);
             switch (f.header().status()) {
-                case UNKNOWN_FUNCTION -> sink.error(new RpcException.UnknownFunction(request.function));
-                case HANDLER_ERROR -> sink.error(new RpcException.HandlerFailed(request.function, text));
-                case BAD_REQUEST -> sink.error(new RpcException.BadRequest(request.function, text));
-                case OVERLOADED -> sink.error(new RpcException.Overloaded(request.function, text));
-                case ALREADY_EXECUTED -> sink.error(new RpcException.AlreadyExecuted(request.function));
-                case RESPONSE_TOO_LARGE -> sink.error(new RpcException.ResponseTooLarge(request.function,
+                case UNKNOWN_FUNCTION -> failWith(new RpcException.UnknownFunction(request.function));
+                case HANDLER_ERROR -> failWith(new RpcException.HandlerFailed(request.function, text));
+                case BAD_REQUEST -> failWith(new RpcException.BadRequest(request.function, text));
+                case OVERLOADED -> failWith(new RpcException.Overloaded(request.function, text));
+                case ALREADY_EXECUTED -> failWith(new RpcException.AlreadyExecuted(request.function));
+                case RESPONSE_TOO_LARGE -> failWith(new RpcException.ResponseTooLarge(request.function,
                         payload.length >= 8 ? ByteBuffer.wrap(payload).getLong() : -1, windowBytes));
             }
+        }
+
+        private void succeed(byte[] payload) {
+            if (countsOutcome) succeeded.increment();
+            sink.success(payload);
+        }
+
+        private void failWith(Throwable e) {
+            if (countsOutcome) failed.increment();
+            sink.error(e);
         }
 
         /** The caller gave up (cancel). */
@@ -613,14 +659,14 @@ public final class RpcClient {
                 silent = abandoned;
             }
             pending.remove((int) requestId, this);
-            if (giveBack() && !silent) sink.error(new RpcException.ConnectionLost(request.function, cause));
+            if (giveBack() && !silent) failWith(new RpcException.ConnectionLost(request.function, cause));
         }
 
         private void fail(RpcException e) {
             synchronized (this) {
                 if (state == State.DONE) return;
             }
-            if (giveBack()) sink.error(e);
+            if (giveBack()) failWith(e);
         }
 
         /**

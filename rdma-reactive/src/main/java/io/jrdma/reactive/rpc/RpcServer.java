@@ -174,10 +174,11 @@ public final class RpcServer {
      * there: no thread hand-off per call. Only for handlers that never block and finish quickly (an echo, a lookup in
      * memory, arithmetic): while one runs, no connection of that poller makes progress. Large
      * fetched payloads are then checksummed on the poller thread too. In the emulated lab
-     * (lab/bench rpc_lat, tcg-mt, 2 B calls, one run each, 2026-11-24) it took a call's typical
-     * round trip from 1,183 to 809 us with EVENT polling and from 719 to 265 us with BUSY polling,
-     * and the server's CPU per call from 810 to 526 us: the hand-off to a bounded-elastic thread
-     * costs a thread wake-up, and a worker set up and disposed of, per call.
+     * (lab/bench rpc_lat beside rpc_lat_poller, tcg-mt, 2 B calls, three runs, 2026-11-24) a call's
+     * typical round trip was 708-995 us on the default scheduler and 555-634 us on this one with
+     * EVENT polling, and the server's CPU per call (rpc_rate, 32 calls in flight) 170-560 us and
+     * 75-80 us: the hand-off to a bounded-elastic thread costs a thread wake-up and the scheduler's
+     * task per call, and with many calls in flight it spreads them over many threads.
      *
      * @param scheduler the scheduler; the caller keeps owning it
      * @return a copy that runs its handlers there

@@ -13,6 +13,7 @@ final class ServerCore {
 
     final FunctionRegistry functions;
     final RpcServer.Settings settings;
+    final long handlerTimeoutNanos;
     final ResultTable<Waiter> table;
     final Set<ServerSession> sessions = ConcurrentHashMap.newKeySet();
     /** Handler timeouts, swept together: a timer per call costs a thread wake-up each. */
@@ -43,6 +44,7 @@ final class ServerCore {
     ServerCore(FunctionRegistry functions, RpcServer.Settings settings) {
         this.functions = functions;
         this.settings = settings;
+        this.handlerTimeoutNanos = settings.handlerTimeout().toNanos();
         this.table = new ResultTable<>(settings.tableEntries(), settings.tableBytes(), settings.tableTtl(), System::nanoTime);
     }
 

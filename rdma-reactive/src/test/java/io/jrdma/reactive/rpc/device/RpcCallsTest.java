@@ -141,6 +141,47 @@ class RpcCallsTest {
         }
     }
 
+    /**
+     * By default a handler may block: it runs off the poller, other calls are answered meanwhile,
+     * and one blocked past the handler timeout is interrupted and answered HANDLER_ERROR.
+     */
+    @Test
+    void aBlockedHandlerHoldsUpNoOtherCallAndIsInterruptedAtItsTimeout() throws Exception {
+        java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch interrupted = new java.util.concurrent.CountDownLatch(1);
+        DisposableRpcServer blocking = RpcLab.bind(RpcServer.create(RpcLab.rdmaServer())
+                .register("block", RpcHandler.of(r -> {
+                    started.countDown();
+                    try {
+                        Thread.sleep(600_000);
+                    } catch (InterruptedException e) {
+                        interrupted.countDown();
+                        Thread.currentThread().interrupt();
+                    }
+                    return new byte[0];
+                }))
+                .register("echo", RpcHandler.of(r -> r.bytes()))
+                .handlerTimeout(Duration.ofSeconds(2)));
+        RpcClient c = RpcLab.client(blocking);
+        try {
+            CallOptions patient = CallOptions.defaults().timeout(Duration.ofSeconds(120));
+            java.util.concurrent.CompletableFuture<byte[]> blocked = c.call("block", new byte[] {1}, patient).toFuture();
+            assertTrue(started.await(60, java.util.concurrent.TimeUnit.SECONDS), "the blocking handler started");
+            assertArrayEquals(new byte[] {4, 2}, c.call("echo", new byte[] {4, 2}).block(RpcLab.TIMEOUT),
+                    "answered while another handler blocks");
+            java.util.concurrent.ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(
+                    java.util.concurrent.ExecutionException.class, () -> blocked.get(60, java.util.concurrent.TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof RpcException.HandlerFailed f && f.remoteMessage().contains("timed out"), e.getCause().toString());
+            assertTrue(interrupted.await(60, java.util.concurrent.TimeUnit.SECONDS), "the blocked handler was interrupted");
+            RpcServerStats s = blocking.stats();
+            assertEquals(1, s.handlerErrors(), s.toString());
+            RpcLab.await("the handler slots back", Duration.ofSeconds(60), () -> blocking.stats().running() == 0);
+        } finally {
+            c.close().block(RpcLab.TIMEOUT);
+            blocking.dispose();
+        }
+    }
+
     @Test
     void anUnknownFunctionIsReportedAsSuch() {
         StepVerifier.create(client.call("no-such-function", new byte[] {1}))
