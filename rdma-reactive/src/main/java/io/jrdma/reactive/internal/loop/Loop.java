@@ -82,10 +82,12 @@ public final class Loop implements Executor {
     /** A BUSY loop never sleeps, so it looks at its async event fds (and wakeup) this often. */
     private static final long BUSY_SERVICE_NANOS = 1_000_000;
     /**
-     * A spinning loop reads the clock once per this many empty polls, not on every one: in the
-     * emulated lab System.nanoTime() cost 2.4 times an empty ibv_poll_cq, and read on every spin
-     * it took 60 % of a BUSY loop's time and stretched the gap between two looks at the CQ 3.5
-     * times (JFR, send_lat 2 B, tcg-mt). A power of two: the test is a mask.
+     * A spinning loop reads the clock once per this many empty polls, not on every one: it only
+     * needs it for the 1 ms fd service. Where the clock is slow (the emulated lab on its HPET:
+     * 0.8 us a read, 2.4 empty ibv_poll_cq calls) a read on every spin took 60 % of a BUSY loop's
+     * time and made its looks at the CQ 3.5 times as rare (JFR, send_lat 2 B, tcg-mt); on a TSC
+     * clock a read costs little, but still nothing is gained by it. A power of two: the test is a
+     * mask. ADAPTIVE's spin count is in empty polls, so its spin is that much shorter in time.
      */
     private static final int SPINS_PER_CLOCK_READ = 64;
     /** Entries of a new shared CQ, unless one connection needs more (the device's maximum caps it). */
