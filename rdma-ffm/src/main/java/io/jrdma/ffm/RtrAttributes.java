@@ -47,4 +47,17 @@ public record RtrAttributes(QueuePairAddress remote, int port, int sgidIndex, Mt
     public RtrAttributes maxDestRdAtomic(int n) {
         return new RtrAttributes(remote, port, sgidIndex, mtu, n, minRnrTimer, hopLimit, trafficClass, serviceLevel);
     }
+
+    /**
+     * These attributes with another RNR NAK delay: how long a peer whose SEND finds no receive
+     * posted here is asked to wait before it retries.
+     *
+     * @param code 0 to 31, see {@link RnrNakTimer}
+     * @return a new value
+     * @throws IllegalArgumentException for a code outside 0 to 31
+     */
+    public RtrAttributes minRnrTimer(int code) {
+        RnrNakTimer.delay(code);
+        return new RtrAttributes(remote, port, sgidIndex, mtu, maxDestRdAtomic, code, hopLimit, trafficClass, serviceLevel);
+    }
 }

@@ -1,6 +1,7 @@
 package io.jrdma.reactive;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.ffm.RnrNakTimer;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -36,6 +37,7 @@ public final class ConnectionConfig {
     private final int retryCount;
     private final int rnrRetryCount;
     private final int ackTimeout;
+    private final int minRnrTimer;
     private final boolean metrics;
     private final boolean wiretap;
 
@@ -63,6 +65,7 @@ public final class ConnectionConfig {
         if (d.ackTimeout != -1 && (d.ackTimeout < 1 || d.ackTimeout > 31)) {
             throw new IllegalArgumentException("the ACK timeout is 4.096 us x 2^n with n from 1 to 31 (about 8 us to 2.4 hours)");
         }
+        if (d.minRnrTimer != -1) RnrNakTimer.delay(d.minRnrTimer);
         this.sendQueueDepth = d.sendQueueDepth;
         this.receiveQueueDepth = d.receiveQueueDepth;
         this.bufferSize = d.bufferSize;
@@ -84,6 +87,7 @@ public final class ConnectionConfig {
         this.retryCount = d.retryCount;
         this.rnrRetryCount = d.rnrRetryCount;
         this.ackTimeout = d.ackTimeout;
+        this.minRnrTimer = d.minRnrTimer;
     }
 
     /**
@@ -209,6 +213,21 @@ public final class ConnectionConfig {
         return ackTimeout;
     }
 
+    /**
+     * {@return how long a peer whose SEND (or WRITE with immediate) finds no receive posted on this
+     * side is asked to wait before it retries (the QP's RNR NAK delay, {@code min_rnr_timer}), or
+     * null for the default: 0.64 ms, except on a server's {@linkplain RdmaServer#sharedReceiveQueue
+     * shared receive queue} over rdma_cm, which keeps rdma_cm's 655.36 ms}
+     */
+    public @Nullable Duration minRnrTimer() {
+        return minRnrTimer < 0 ? null : RnrNakTimer.delay(minRnrTimer);
+    }
+
+    /** {@return the RNR NAK delay's code ({@link RnrNakTimer}), or -1 for the default, see {@link #minRnrTimer()}} */
+    public int minRnrTimerCode() {
+        return minRnrTimer;
+    }
+
     /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
     public boolean metrics() {
         return metrics;
@@ -246,7 +265,7 @@ public final class ConnectionConfig {
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
-                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && metrics == c.metrics && wiretap == c.wiretap;
+                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && wiretap == c.wiretap;
     }
 
     @Override
@@ -262,6 +281,7 @@ public final class ConnectionConfig {
                 + (device == null ? "" : ", device " + device + " port " + port) + (gidIndex < 0 ? "" : ", GID " + gidIndex)
                 + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
                 + (ackTimeout < 0 ? "" : ", ACK timeout 2^" + ackTimeout + " x 4.096 us")
+                + (minRnrTimer < 0 ? "" : ", RNR NAK delay " + RnrNakTimer.delay(minRnrTimer))
                 + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + "]";
     }
 
@@ -269,7 +289,7 @@ public final class ConnectionConfig {
     static final class Draft {
         int sendQueueDepth = 64, receiveQueueDepth = 64, bufferSize = 4096, bufferCount = 64, maxScatterGather = 4;
         int maxInlineData = 64, port = 1, gidIndex = -1;
-        int responderResources = 16, initiatorDepth = 16, retryCount = 7, rnrRetryCount = 7, ackTimeout = -1;
+        int responderResources = 16, initiatorDepth = 16, retryCount = 7, rnrRetryCount = 7, ackTimeout = -1, minRnrTimer = -1;
         PollingMode pollingMode = PollingMode.ADAPTIVE;
         long exposedBufferSize;
         Set<Access> exposedAccess = EnumSet.noneOf(Access.class);
@@ -299,6 +319,7 @@ public final class ConnectionConfig {
             retryCount = c.retryCount;
             rnrRetryCount = c.rnrRetryCount;
             ackTimeout = c.ackTimeout;
+            minRnrTimer = c.minRnrTimer;
             metrics = c.metrics;
             wiretap = c.wiretap;
         }

@@ -1,6 +1,7 @@
 package io.jrdma.reactive;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.ffm.RnrNakTimer;
 import io.jrdma.reactive.internal.observe.Metering;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -236,6 +237,27 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
         }
         int exponent = n;
         return with(d -> d.ackTimeout = exponent);
+    }
+
+    /**
+     * How long a peer whose SEND (or WRITE with immediate) finds no receive posted on this side is
+     * asked to wait before it retries: the QP's RNR NAK delay ({@code min_rnr_timer}), rounded up
+     * to the next value the verbs can say ({@link RnrNakTimer}, 10 µs to 655.36 ms).
+     * It matters when a receiver falls behind, for instance a subscriber that requests no more
+     * messages: the peer's SENDs wait (with {@link #connectionParameters} RNR retries at 7, forever)
+     * and go on this long after a receive is posted again. Default: 0.64 ms, perftest's, on every
+     * setup path; over rdma_cm, which programs 655.36 ms, it is changed once the QP is in RTS. A
+     * server's {@linkplain RdmaServer#sharedReceiveQueue shared receive queue} over rdma_cm keeps
+     * rdma_cm's 655.36 ms unless this is set: with many senders, short retries into a shared queue
+     * that ran dry flood the receiving device with RNR NAKs while the queue grows (measured on
+     * SoftRoCE: 64 clients, 274 NAKs for 128 messages and a SEND stalled beyond 30 s).
+     *
+     * @param delay from 10 µs to 655.36 ms
+     * @return a copy with that delay
+     */
+    public T minRnrTimer(Duration delay) {
+        int code = RnrNakTimer.code(delay);
+        return with(d -> d.minRnrTimer = code);
     }
 
     /**

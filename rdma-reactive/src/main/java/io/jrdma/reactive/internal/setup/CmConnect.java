@@ -137,6 +137,7 @@ final class CmConnect implements CmEvents.Handler {
         }
         done = true;
         timer.dispose();
+        Parameters.minRnrTimer(config, false, core.queuePair(), core.description());  // librdmacm moved the QP to RTS before this event
         core.established(exposed, e.privateData());
         callback.established(core);
     }

@@ -132,6 +132,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             core.postReceives();  // before accepting: the client may send the moment it is established
             Parameters.ackTimeout(settings.config(), id);
             id.accept(Parameters.cm(settings.config(), mine));
+            Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0, core.queuePair(), core.description());  // accept moved the QP to RTS
         } catch (RuntimeException ex) {
             // not accepted (the accept is the last step): the client learns why instead of a bare reject
             logRefused(peer, ex);
