@@ -487,13 +487,22 @@ public final class ConnectionCore implements Loop.Member {
         sendQueue.drain();
     }
 
-    /** {@code op} as work request {@code slot} in {@code wr}, whose chain ends here. */
+    /**
+     * {@code op} as work request {@code slot} in {@code wr}, whose chain ends here. The WR is not
+     * reset: every field the provider reads for {@code op}'s opcode is written (wr_id, next, the
+     * SGEs and their count, opcode, flags, the immediate of a *_WITH_IMM, the remote address of
+     * an RDMA or atomic opcode), and what an earlier operation left in the others (an immediate, a
+     * remote address) is ignored by an opcode that does not use it. sg_list points at the WR's
+     * own SGE array from its allocation on. A reset is a 128-byte fill through FFM on every post:
+     * 0.2 us under the lab's emulation, on each side of a ping-pong's critical path.
+     */
     private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
-        wr.reset().wrId(tag | slot).opcode(op.opcode);
+        wr.wrId(tag | slot).opcode(op.opcode).next(null);
         if (op.sges == null) {
             RegisteredBuffer b = op.buffer;
             wr.sge(0, b.address() + op.bufferOffset, op.bufferLength, b.lkey());
         } else {
+            if (op.sges.length == 0) wr.noSge();
             for (int i = 0; i < op.sges.length; i++) {
                 var s = op.sges[i];
                 wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
@@ -514,9 +523,12 @@ public final class ConnectionCore implements Loop.Member {
         }
     }
 
-    /** The receive queue's poster, called under its lock. */
+    /**
+     * The receive queue's poster, called under its lock. The WR is never reset: it is always one
+     * SGE and no chain (as allocated), and the post writes its wr_id and the SGE whole.
+     */
     private void postReceive(RegisteredBuffer buffer, int slot) {
-        recvWr.reset().wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
+        recvWr.wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
         qp.postReceive(recvWr);
     }
 

@@ -51,7 +51,14 @@ import reactor.core.scheduler.Scheduler;
  *     buffers;</li>
  * <li>a drain may be deferred only to a drain that is certain to come: the loop defers the drains
  *     started while it dispatches a poll batch to the batch's end, so the posts the batch's
- *     completions made possible go out as one chain, with one doorbell;</li>
+ *     completions made possible go out as one chain, with one doorbell; not those started while it
+ *     dispatches the batch's last completion: nothing after it could join the chain, so the chain
+ *     goes at once, ahead of the rest of that dispatch (a ping-pong's answer leaves before its
+ *     receive is posted again);</li>
+ * <li>a submitter that finds nothing waiting and no drainer becomes the drainer and posts its
+ *     operation without queueing it (FIFO holds: nothing waited before it, and what is queued
+ *     meanwhile finds the drain taken and goes after it); without a credit, once closed, or with its
+ *     subscriber gone, it is queued and drained like any other;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
  *     a completion that arrives before the subscriber requested waits for the request;</li>
  * <li>an argument the NIC would refuse, or worse, not refuse (a range outside a buffer, a buffer the
@@ -208,15 +215,64 @@ public final class SendQueue {
         }
         op.deadline = clock.getAsLong() + timeoutNanos;
         op.phase = Op.WAITING;
+        boolean deferred = false;
+        if (head == null && drainWip.get() == 0) {  // nothing waits, nobody drains: the common case
+            deferred = deferDrain.getAsBoolean();
+            if (!deferred && drainWip.compareAndSet(0, 1)) {
+                postDirectly(op);
+                return;
+            }
+        }
+        enqueue(op);
+        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        if (op.isTerminated()) abandon(op);  // its subscriber cancelled while it was being queued
+        if (!deferred) drain();  // a deferred one is drained at the batch's end
+    }
+
+    private void enqueue(Op op) {
         synchronized (lock) {
             if (tail == null) head = op;
             else tail.next = op;
             tail = op;
             waitingCount++;
         }
+    }
+
+    /**
+     * The submitter found nothing waiting and took the drain (drainWip 0 to 1): its operation
+     * takes a credit and is posted without passing through the waiting queue, one lock instead of
+     * two and no drain pass (FIFO holds: nothing waited before it, and whoever queues meanwhile
+     * finds the drain taken and is posted after it). Without a credit, closed, or abandoned by its
+     * subscriber meanwhile, it goes the queue's way, and this thread drains as any drainer would.
+     */
+    private void postDirectly(Op op) {
+        int slot = -1;
+        posting = true;  // before the look at closed, as in drain()
+        Supplier<? extends Throwable> c = closed;
+        synchronized (lock) {
+            // startPosting fails if the subscriber abandoned it; isTerminated: it cancelled before the
+            // operation was WAITING, when abandoning it did nothing
+            if (c == null && head == null && freeTop > 0 && !op.isTerminated() && op.startPosting()) {
+                slot = freeSlots[--freeTop];
+                inFlight.set(slot, op);  // under the lock, so the sweep sees it here or in the queue
+            } else {
+                if (tail == null) head = op;
+                else tail.next = op;
+                tail = op;
+                waitingCount++;
+            }
+        }
         if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
-        if (op.isTerminated()) abandon(op);  // its subscriber cancelled while it was being queued
-        drain();
+        if (slot < 0) {
+            posting = false;
+            if (op.isTerminated()) abandon(op);  // counted in drainWip: drained below
+            drainPasses(1);
+            return;
+        }
+        posted.incrementAndGet();
+        postNow(op, slot);  // clears posting
+        int missed = drainWip.addAndGet(-1);
+        if (missed != 0) drainPasses(missed);  // someone queued or abandoned meanwhile
     }
 
     private void armSweep(long deadline) {
@@ -292,7 +348,11 @@ public final class SendQueue {
         if (head == null && !purge && drainWip.get() == 0) return;  // nothing to post: not even a deferral
         if (deferDrain.getAsBoolean()) return;
         if (drainWip.getAndIncrement() != 0) return;
-        int missed = 1;
+        drainPasses(1);
+    }
+
+    /** The drainer's passes, while drainWip says more was asked ({@code missed}: what this drainer owes it). */
+    private void drainPasses(int missed) {
         do {
             if (purge) {
                 purge = false;

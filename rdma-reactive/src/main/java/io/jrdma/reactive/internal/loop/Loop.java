@@ -122,6 +122,8 @@ public final class Loop implements Executor {
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
     private final List<Member> draining = new ArrayList<>();
     private boolean dispatching;
+    /** Dispatching the last completion of a poll batch: a post started now is not deferred (deferToBatchEnd). */
+    private boolean lastOfBatch;
     private final List<Member> afterBatch = new ArrayList<>();
     private final Map<LoopDevice, Integer> channelSlots = new HashMap<>();
     private final Map<DeviceDomain, Integer> asyncSlots = new HashMap<>();
@@ -403,11 +405,15 @@ public final class Loop implements Executor {
         try {
             for (LoopCq c : cqs) {
                 int n = c.cq.poll(wcs, POLL_BATCH);
-                for (int i = 0; i < n; i++) dispatch(c.device.members, i);
+                for (int i = 0; i < n; i++) {
+                    lastOfBatch = i == n - 1;
+                    dispatch(c.device.members, i);
+                }
                 total += n;
             }
         } finally {
             dispatching = false;
+            lastOfBatch = false;
         }
         if (!afterBatch.isEmpty()) runAfterBatch();
         if (total > 0) completions.addAndGet(total);
@@ -418,10 +424,14 @@ public final class Loop implements Executor {
      * Called by a member on the loop thread: if the loop is dispatching a poll batch, the member's
      * {@link Member#afterBatch()} runs once when the batch is done, and this returns true. A
      * connection defers its posts so: what a batch's completions free (credits, and the next
-     * operations their subscribers start) goes to the NIC as one chain, one doorbell.
+     * operations their subscribers start) goes to the NIC as one chain, one doorbell. False while
+     * the batch's last completion is dispatched: the chain is then complete, and the post goes
+     * out at once, ahead of the rest of that dispatch.
      */
     public boolean deferToBatchEnd(Member member) {
-        if (!dispatching || Thread.currentThread() != thread) return false;
+        // the batch's last completion: nothing after it could join the chain, so it goes now, ahead
+        // of the rest of that completion's dispatch (a receive's repost, its subscriber's next steps)
+        if (!dispatching || lastOfBatch || Thread.currentThread() != thread) return false;
         // a repeat of the last (the common case: one connection's completions in a row) is dropped; an
         // interleaved repeat runs twice, which finds nothing more to post
         if (afterBatch.isEmpty() || afterBatch.getLast() != member) afterBatch.add(member);

@@ -517,6 +517,94 @@ class SendQueueTest {
     }
 
     @Test
+    void aPostStartedAtABatchsLastCompletionGoesAtOnceBehindThoseDeferredEarlierInOneChainNeverAheadOfThem() {
+        // the loop's deferral: on while it dispatches a batch, off for the batch's last completion
+        AtomicBoolean deferring = new AtomicBoolean();
+        ChainingPoster nic = new ChainingPoster();
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<List<Object>> signals = new ArrayList<>();
+        for (int k = 0; k < 4; k++) signals.add(subscribe(ops.get(k)));
+        assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "nothing waited: each posted directly");
+
+        deferring.set(true);  // the batch's first completion: its credit's post is deferred
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(2, nic.chains.size(), "deferred");
+        assertEquals(1, q.availableCredits());
+
+        deferring.set(false);  // its last completion frees the other credit, and its subscriber posts once more
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(ops.get(2), ops.get(3)), nic.chains.get(2), "the waiting ones as one chain, at once");
+        signals.add(subscribe(ops.get(4)));
+        assertEquals(3, nic.chains.size(), "no credit: it waits, behind those that waited before it");
+        assertEquals(1, q.waiting());
+        q.drain();  // the loop's afterBatch: nothing left for it
+        assertEquals(3, nic.chains.size());
+
+        q.complete(slots.get(2), wc(slots.get(2), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(List.of(ops.get(4)), nic.chains.get(3));
+        q.complete(slots.get(3), wc(slots.get(3), WcStatus.IBV_WC_SUCCESS));
+        q.complete(slots.get(4), wc(slots.get(4), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(ops, posted, "FIFO");
+        assertEquals(1, b.refCount());
+        signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
+    }
+
+    @Test
+    void aDirectPostNeverJumpsAheadOfOperationsWaitingForTheDrainTheLoopDeferred() {
+        AtomicBoolean deferring = new AtomicBoolean();
+        ChainingPoster nic = new ChainingPoster();
+        SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b));
+        ops.subList(0, 2).forEach(this::subscribe);
+        deferring.set(true);
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));  // a credit is free, ops[1] waits for the batch's end
+        deferring.set(false);
+        // a post from another thread (or the loop outside a batch) finds the credit free and nobody draining
+        subscribe(ops.get(2));
+        assertEquals(List.of(ops.get(0), ops.get(1)), posted, "the waiting one took the credit, not the newcomer");
+        assertEquals(1, q.waiting());
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(ops, posted);
+        q.complete(slots.get(2), wc(slots.get(2), WcStatus.IBV_WC_SUCCESS));
+        assertEquals(1, b.refCount());
+    }
+
+    @Test
+    void anOperationCancelledWhileItIsSubmittedIsNeverPostedAndGivesItsBufferBack() {
+        // the cancel lands between the subscription's look at it and the queue's: here, at the deadline's clock read
+        List<BaseSubscriber<WorkCompletion>> cancelOnClockRead = new CopyOnWriteArrayList<>();
+        SendQueue q = new SendQueue(2, 4, (op, slot) -> posted.add(op), clock, () -> {
+            if (!cancelOnClockRead.isEmpty()) cancelOnClockRead.removeFirst().cancel();
+            return clock.now(TimeUnit.NANOSECONDS);
+        }, TIMEOUT, "QP 0x11", () -> false);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<Object> signals = new CopyOnWriteArrayList<>();
+        BaseSubscriber<WorkCompletion> leaving = new BaseSubscriber<>() {
+            @Override
+            protected void hookOnNext(WorkCompletion value) {
+                signals.add(value);
+            }
+
+            @Override
+            protected void hookOnError(Throwable e) {
+                signals.add(e);
+            }
+        };
+        cancelOnClockRead.add(leaving);
+        send(q, b).subscribe(leaving);
+        assertEquals(List.of(), posted, "never posted");
+        assertEquals(1, b.refCount(), "its buffer back");
+        assertEquals(0, q.waiting());
+        assertEquals(2, q.availableCredits());
+        assertEquals(List.of(), signals, "a cancelled subscriber hears nothing");
+        subscribe(send(q, b));
+        assertEquals(1, posted.size(), "the queue goes on");
+    }
+
+    @Test
     void aChainTheProviderRefusesFromOneWorkRequestOnFailsOnlyThoseWhichGiveBackCreditsAndBuffers() {
         AtomicBoolean batch = new AtomicBoolean(true);
         ChainingPoster nic = new ChainingPoster();
