@@ -20,7 +20,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
@@ -124,7 +123,7 @@ public final class RpcClient {
         return rdma.connect().flatMap(c -> {
             RpcClient client = new RpcClient(c, defaults);
             client.start();
-            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false);
+            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0);
             return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
                     .map(bytes -> client.opened(Hello.decode(bytes)))
                     .onErrorResume(e -> client.close().then(Mono.error(e)));
@@ -132,8 +131,8 @@ public final class RpcClient {
     }
 
     private void start() {
-        // not receives(), which completes on an orderly close: pending calls are told why the connection closed
-        Flux.defer(connection::receive).repeat().subscribe(this::onMessage, this::closed, () -> closed(null));
+        // receive() after receive(), not receives(), which completes on an orderly close: pending calls are told why the connection closed
+        new Receiver(connection, this::onMessage, this::closed).start();
     }
 
     private RpcClient opened(Hello h) {
@@ -178,18 +177,9 @@ public final class RpcClient {
             return Mono.create(sink -> single(function, payload, options, sink));
         }
         return Mono.defer(() -> {
-            calls.increment();
-            Request r;
-            int capacity;
-            try {
-                r = request(function, payload, options);
-                capacity = responseCapacity(r, options);
-            } catch (RpcException | IllegalArgumentException e) {
-                failed.increment();
-                return Mono.error(e);
-            }
+            Request r = prepare(function, payload, options);
             AtomicInteger attempt = new AtomicInteger();
-            Mono<byte[]> call = attempt(r, capacity, options.timeout(), attempt);
+            Mono<byte[]> call = attempt(r, r.window, options.timeout(), attempt);
             if (r.key != null) {
                 call = call.onErrorResume(RpcException.ResponseTooLarge.class, e -> fetchLarger(r, e, options.timeout(), attempt));
             }
@@ -203,20 +193,24 @@ public final class RpcClient {
         });
     }
 
-    /** A call of one attempt and no key, as {@link #call(String, byte[], CallOptions)} does it with operators. */
+    /** A call of one attempt and no key: the attempt counts the call's outcome. */
     private void single(String function, byte[] payload, CallOptions options, MonoSink<byte[]> sink) {
+        Request r = prepare(function, payload, options);
+        start(r, r.window, options.timeout(), 1, true, sink);
+    }
+
+    /**
+     * Counts the call and makes its request; a request that cannot be made is counted failed and
+     * thrown, which {@code Mono.create} and {@code Mono.defer} signal as the call's error.
+     */
+    private Request prepare(String function, byte[] payload, CallOptions options) {
         calls.increment();
-        Request r;
-        int capacity;
         try {
-            r = request(function, payload, options);
-            capacity = responseCapacity(r, options);
+            return request(function, payload, options);
         } catch (RpcException | IllegalArgumentException e) {
             failed.increment();
-            sink.error(e);
-            return;
+            throw e;
         }
-        start(r, capacity, options.timeout(), 1, true, sink);
     }
 
     /**
@@ -292,7 +286,7 @@ public final class RpcClient {
                 throw new RpcException.PayloadTooLarge(function, payload.length + " bytes exceed this client's exposed buffer of " + staging.capacity());
             }
         }
-        return new Request(function, id, payload, Frames.crc32c(payload), key, remote);
+        return new Request(function, id, payload, Frames.crc32c(payload), key, remote, responseCapacity(function, payload, remote, options));
     }
 
     private record FunctionId(String name, int id) {}
@@ -306,23 +300,24 @@ public final class RpcClient {
         return f.id;
     }
 
-    private int responseCapacity(Request r, CallOptions options) {
+    /** The first attempt's response window: what {@code options} ask for, or a guess from the payload. */
+    private int responseCapacity(String function, byte[] payload, boolean remote, CallOptions options) {
         if (!canReceiveWritten) {
             if (options.responseCapacity() > 0) {
-                throw new RpcException.PayloadTooLarge(r.function, "a response window needs an exposed buffer with REMOTE_WRITE");
+                throw new RpcException.PayloadTooLarge(function, "a response window needs an exposed buffer with REMOTE_WRITE");
             }
             return 0;
         }
-        long room = staging.capacity() - (r.remote ? Frames.align(r.payload.length) : 0);
+        long room = staging.capacity() - (remote ? Frames.align(payload.length) : 0);
         if (options.responseCapacity() >= 0) {
             if (options.responseCapacity() > room) {
-                throw new RpcException.PayloadTooLarge(r.function, "a response window of " + options.responseCapacity()
+                throw new RpcException.PayloadTooLarge(function, "a response window of " + options.responseCapacity()
                         + " bytes does not fit this client's exposed buffer (" + room + " bytes left)");
             }
             return options.responseCapacity() == 0 ? 0 : Math.max(options.responseCapacity(), RESPONSE_HEADER);
         }
         // automatic: a staged request probably has a large answer too (echo, transforms)
-        return r.remote ? (int) Math.min(RESPONSE_HEADER + (long) r.payload.length, Math.min(room, hello.maxResponse())) : 0;
+        return remote ? (int) Math.min(RESPONSE_HEADER + (long) payload.length, Math.min(room, hello.maxResponse())) : 0;
     }
 
     private int maxInlineRequest() {
@@ -343,8 +338,8 @@ public final class RpcClient {
         p.begin();
     }
 
-    /** What is sent, shared by a call's attempts. */
-    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote) {}
+    /** What is sent, shared by a call's attempts, and the first attempt's response window. */
+    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window) {}
 
     // ------------------------------------------------------------------------------ answers
 

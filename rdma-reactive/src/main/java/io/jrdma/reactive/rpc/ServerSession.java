@@ -75,7 +75,7 @@ final class ServerSession {
     void start() {
         core.sessions.add(this);
         core.connectionsAccepted.increment();
-        subscription = connection.receives().subscribe(this::onFrame, e -> end(), this::end);
+        subscription = new Receiver(connection, this::onFrame, e -> end()).start();
     }
 
     private void end() {
