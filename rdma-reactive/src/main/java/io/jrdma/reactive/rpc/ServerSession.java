@@ -25,6 +25,7 @@ import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -259,7 +260,7 @@ final class ServerSession {
      * bounded-elastic worker per call, and four operators and their lambdas took the result to
      * {@link #finish} (JFR in the lab: the hand-off was a third of the server's time per call).
      */
-    private final class Call implements Deadlines.Tracked, Runnable, CoreSubscriber<byte[]> {
+    private final class Call extends HandlerPool.Task implements Deadlines.Tracked, Runnable, CoreSubscriber<byte[]> {
         final Frame frame;
         final RequestHeader header;
         final FunctionRegistry.Function function;
@@ -270,7 +271,12 @@ final class ServerSession {
         boolean stagingRetained;
         long deadline;
         RpcRequest request;
-        /** The handler's task on the scheduler: disposed on expiry, which interrupts a blocked handler. */
+        /** A payload fetched by READ: its checksum is checked on the handler's thread before the handler runs. */
+        MemorySegment fetched;
+        /**
+         * The handler's task on a scheduler the user gave: disposed on expiry, which interrupts a
+         * blocked handler. On the default pool the call is its own task and cancels itself.
+         */
         volatile Disposable task;
         /** The handler's {@code Mono}, cancelled on expiry. */
         volatile Subscription upstream;
@@ -292,6 +298,7 @@ final class ServerSession {
                     + " ms and was cancelled"), true);
             Disposable t = task;
             if (t != null) t.dispose();
+            else cancel();  // the call is its own task on the default pool (elsewhere, not scheduled yet: nothing to stop)
         }
 
         Call(Frame frame, RequestHeader header, FunctionRegistry.Function function) {
@@ -300,9 +307,21 @@ final class ServerSession {
             this.function = function;
         }
 
-        /** On the handler scheduler: calls the handler and subscribes to its result. */
+        @Override
+        void execute() {
+            run();
+        }
+
+        /** On the handler scheduler: checks a fetched payload, calls the handler and subscribes to its result. */
         @Override
         public void run() {
+            MemorySegment payload = fetched;
+            if (payload != null && Frames.crc32c(payload, 0, payload.byteSize()) != header.payloadCrc()) {
+                core.rejected.increment();
+                finish(RpcStatus.BAD_REQUEST, text("payload checksum mismatch (fetched " + payload.byteSize() + " bytes)"), false);
+                return;
+            }
+            core.executed.increment();
             Mono<byte[]> result;
             try {
                 result = Objects.requireNonNull(function.handler().handle(request), "the handler returned null");
@@ -385,32 +404,32 @@ final class ServerSession {
                     long at = (long) i * READ_CHUNK;
                     return connection.read(source, at, (int) Math.min(READ_CHUNK, n - at), staging, (int) (offset + at));
                 }, READS_IN_FLIGHT, 1)
-                .then(Mono.just(n))
-                .publishOn(core.settings.scheduler())  // the checksum of a large payload is no work for the poller
-                .subscribe(fetched -> {
+                // one hop to the handler scheduler, where the checksum is checked before the handler runs
+                // (a publishOn for the checksum and then the handler's own task made two)
+                .subscribe(null, e -> call.finish(RpcStatus.OVERLOADED, text("fetching the payload failed: " + e.getMessage()), false), () -> {
                     try {
                         MemorySegment payload = staging.segment().asSlice(offset, n);
-                        if (Frames.crc32c(payload, 0, n) != h.payloadCrc()) {
-                            core.rejected.increment();
-                            call.finish(RpcStatus.BAD_REQUEST, text("payload checksum mismatch (fetched " + n + " bytes)"), false);
-                        } else {
-                            run(call, payload, staging, (int) offset, true);
-                        }
+                        call.fetched = payload;
+                        run(call, payload, staging, (int) offset, true);
                     } catch (RuntimeException e) {
                         call.finish(RpcStatus.OVERLOADED, text("payload unavailable: " + e.getMessage()), false);
                     }
-                }, e -> call.finish(RpcStatus.OVERLOADED, text("fetching the payload failed: " + e.getMessage()), false));
+                });
     }
 
     private void run(Call call, MemorySegment payload, RegisteredBuffer buffer, int offset, boolean fetched) {
-        core.executed.increment();
         RequestHeader h = call.header;
         call.request = new RpcRequest(call.function.name(), h.requestId(), h.key(), payload, buffer, offset, fetched);
         call.deadline = System.nanoTime() + core.handlerTimeoutNanos;
         core.deadlines.track(call);
+        Scheduler scheduler = core.settings.scheduler();
         Disposable t;
         try {
-            t = core.settings.scheduler().schedule(call);
+            if (scheduler == null) {
+                HandlerPool.DEFAULT.execute(call);
+                return;
+            }
+            t = scheduler.schedule(call);
         } catch (RejectedExecutionException e) {
             core.overloaded.increment();
             call.finish(RpcStatus.OVERLOADED, text("the handler scheduler refused the call: " + e.getMessage()), false);
