@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -67,7 +68,14 @@ public final class RpcClient {
     private final RangeAllocator staging;
     private final boolean canLendPayload;
     private final boolean canReceiveWritten;
-    private final ConcurrentHashMap<Integer, PendingCall> pending = new ConcurrentHashMap<>();  // by the id's low 32 bits: the immediate
+    /**
+     * Posted requests by their id's low bits (the immediate of a written answer is the id's low 32
+     * bits): an array, not a map keyed by a boxed Integer, which made two objects per call. The
+     * credits bound the requests posted and unanswered to the receive queue depth, and the table
+     * has twice as many slots; an id whose slot is taken is skipped.
+     */
+    private final AtomicReferenceArray<PendingCall> pending;
+    private final int pendingMask;
     private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
     private final Object sendLock = new Object();
     private long lastId;  // guarded by sendLock
@@ -97,6 +105,9 @@ public final class RpcClient {
         Set<Access> access = connection.config().exposedAccess();
         this.canLendPayload = e != null && access.contains(Access.REMOTE_READ);
         this.canReceiveWritten = e != null && access.contains(Access.REMOTE_WRITE);
+        int slots = Integer.highestOneBit(Math.max(1, connection.config().receiveQueueDepth()) - 1) << 2;
+        this.pending = new AtomicReferenceArray<>(Math.max(2, slots));
+        this.pendingMask = pending.length() - 1;
     }
 
     /**
@@ -366,8 +377,9 @@ public final class RpcClient {
             LOG.log(Level.WARNING, "an answer in a SEND claims to be in a window on " + connection);
             return;
         }
-        PendingCall p = pending.get((int) f.header().requestId());
-        if (p == null || p.requestId != f.header().requestId() || !pending.remove((int) p.requestId, p)) {
+        long id = f.header().requestId();
+        PendingCall p = pending.get((int) id & pendingMask);
+        if (p == null || p.requestId != id || !pending.compareAndSet((int) id & pendingMask, p, null)) {
             unexpectedResponses.increment();
             return;
         }
@@ -377,8 +389,8 @@ public final class RpcClient {
     private void onWritten(ReceivedMessage m) {
         int imm = m.immediate();
         m.release();
-        PendingCall p = pending.get(imm);
-        if (p == null || !pending.remove(imm, p)) {
+        PendingCall p = pending.get(imm & pendingMask);
+        if (p == null || (int) p.requestId != imm || !pending.compareAndSet(imm & pendingMask, p, null)) {
             unexpectedResponses.increment();
             return;
         }
@@ -552,7 +564,7 @@ public final class RpcClient {
                         long id = nextId();
                         requestId = id;
                         int length = encode(id, b);
-                        pending.put((int) id, this);
+                        pending.set((int) id & pendingMask, this);
                         state = State.SENT;
                         // Subscribed under the lock: the engine queues posts in subscription order, so ids
                         // reach the wire in order. A failure may be signalled synchronously, inside these
@@ -585,6 +597,12 @@ public final class RpcClient {
             return REQUEST_HEADER + r.payload.length;
         }
 
+        /** Out of the table of posted requests, if it is there. */
+        private void unpend() {
+            long id = requestId;
+            if (id != 0) pending.compareAndSet((int) id & pendingMask, this, null);
+        }
+
         /** The answer WRITE_WITH_IMM put into this request's window (valid: it is still reserved). */
         ResponseHeader.Frame readWindow() {
             synchronized (this) {
@@ -595,7 +613,7 @@ public final class RpcClient {
         }
 
         private void sendFailed(Throwable e) {
-            pending.remove((int) requestId, this);
+            unpend();
             fail(new RpcException.ConnectionLost(request.function, e));
         }
 
@@ -653,7 +671,7 @@ public final class RpcClient {
                 if (state == State.DONE) return;
                 silent = abandoned;
             }
-            pending.remove((int) requestId, this);
+            unpend();
             if (giveBack() && !silent) failWith(new RpcException.ConnectionLost(request.function, cause));
         }
 
@@ -713,11 +731,19 @@ public final class RpcClient {
         }
     }
 
+    private int posted() {
+        int n = 0;
+        for (int i = 0; i < pending.length(); i++) {
+            if (pending.get(i) != null) n++;
+        }
+        return n;
+    }
+
     private long nextId() {
         long id;
         do {
             id = ++lastId;
-        } while (id == 0 || pending.containsKey((int) id));  // a 2^32-old request still unanswered keeps its slot
+        } while (id == 0 || pending.get((int) id & pendingMask) != null);  // an old request still unanswered keeps its slot
         return id;
     }
 
@@ -750,7 +776,7 @@ public final class RpcClient {
     /** {@return a snapshot of the counters} */
     public RpcClientStats stats() {
         return new RpcClientStats(calls.sum(), attempts.sum(), retries.sum(), succeeded.sum(), failed.sum(), timeouts.sum(),
-                lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), pending.size(), credits.available(), window);
+                lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), posted(), credits.available(), window);
     }
 
     @Override
