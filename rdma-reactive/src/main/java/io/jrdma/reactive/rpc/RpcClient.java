@@ -19,8 +19,8 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
@@ -68,7 +68,14 @@ public final class RpcClient {
     private final RangeAllocator staging;
     private final boolean canLendPayload;
     private final boolean canReceiveWritten;
-    private final ConcurrentHashMap<Integer, PendingCall> pending = new ConcurrentHashMap<>();  // by the id's low 32 bits: the immediate
+    /**
+     * Posted requests by their id's low bits (the immediate of a written answer is the id's low 32
+     * bits): an array, not a map keyed by a boxed Integer, which made two objects per call. The
+     * credits bound the requests posted and unanswered to the receive queue depth, and the table
+     * has twice as many slots; an id whose slot is taken is skipped.
+     */
+    private final AtomicReferenceArray<PendingCall> pending;
+    private final int pendingMask;
     private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
     private final Object sendLock = new Object();
     private long lastId;  // guarded by sendLock
@@ -98,6 +105,9 @@ public final class RpcClient {
         Set<Access> access = connection.config().exposedAccess();
         this.canLendPayload = e != null && access.contains(Access.REMOTE_READ);
         this.canReceiveWritten = e != null && access.contains(Access.REMOTE_WRITE);
+        int slots = Integer.highestOneBit(Math.max(1, connection.config().receiveQueueDepth()) - 1) << 2;
+        this.pending = new AtomicReferenceArray<>(Math.max(2, slots));
+        this.pendingMask = pending.length() - 1;
     }
 
     /**
@@ -124,7 +134,7 @@ public final class RpcClient {
         return rdma.connect().flatMap(c -> {
             RpcClient client = new RpcClient(c, defaults);
             client.start();
-            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false);
+            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0);
             return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
                     .map(bytes -> client.opened(Hello.decode(bytes)))
                     .onErrorResume(e -> client.close().then(Mono.error(e)));
@@ -132,8 +142,8 @@ public final class RpcClient {
     }
 
     private void start() {
-        // not receives(), which completes on an orderly close: pending calls are told why the connection closed
-        Flux.defer(connection::receive).repeat().subscribe(this::onMessage, this::closed, () -> closed(null));
+        // receive() after receive(), not receives(), which completes on an orderly close: pending calls are told why the connection closed
+        new Receiver(connection, this::onMessage, this::closed).start();
     }
 
     private RpcClient opened(Hello h) {
@@ -178,18 +188,9 @@ public final class RpcClient {
             return Mono.create(sink -> single(function, payload, options, sink));
         }
         return Mono.defer(() -> {
-            calls.increment();
-            Request r;
-            int capacity;
-            try {
-                r = request(function, payload, options);
-                capacity = responseCapacity(r, options);
-            } catch (RpcException | IllegalArgumentException e) {
-                failed.increment();
-                return Mono.error(e);
-            }
+            Request r = prepare(function, payload, options);
             AtomicInteger attempt = new AtomicInteger();
-            Mono<byte[]> call = attempt(r, capacity, options.timeout(), attempt);
+            Mono<byte[]> call = attempt(r, r.window, options.timeout(), attempt);
             if (r.key != null) {
                 call = call.onErrorResume(RpcException.ResponseTooLarge.class, e -> fetchLarger(r, e, options.timeout(), attempt));
             }
@@ -203,20 +204,24 @@ public final class RpcClient {
         });
     }
 
-    /** A call of one attempt and no key, as {@link #call(String, byte[], CallOptions)} does it with operators. */
+    /** A call of one attempt and no key: the attempt counts the call's outcome. */
     private void single(String function, byte[] payload, CallOptions options, MonoSink<byte[]> sink) {
+        Request r = prepare(function, payload, options);
+        start(r, r.window, options.timeout(), 1, true, sink);
+    }
+
+    /**
+     * Counts the call and makes its request; a request that cannot be made is counted failed and
+     * thrown, which {@code Mono.create} and {@code Mono.defer} signal as the call's error.
+     */
+    private Request prepare(String function, byte[] payload, CallOptions options) {
         calls.increment();
-        Request r;
-        int capacity;
         try {
-            r = request(function, payload, options);
-            capacity = responseCapacity(r, options);
+            return request(function, payload, options);
         } catch (RpcException | IllegalArgumentException e) {
             failed.increment();
-            sink.error(e);
-            return;
+            throw e;
         }
-        start(r, capacity, options.timeout(), 1, true, sink);
     }
 
     /**
@@ -292,7 +297,7 @@ public final class RpcClient {
                 throw new RpcException.PayloadTooLarge(function, payload.length + " bytes exceed this client's exposed buffer of " + staging.capacity());
             }
         }
-        return new Request(function, id, payload, Frames.crc32c(payload), key, remote);
+        return new Request(function, id, payload, Frames.crc32c(payload), key, remote, responseCapacity(function, payload, remote, options));
     }
 
     private record FunctionId(String name, int id) {}
@@ -306,23 +311,24 @@ public final class RpcClient {
         return f.id;
     }
 
-    private int responseCapacity(Request r, CallOptions options) {
+    /** The first attempt's response window: what {@code options} ask for, or a guess from the payload. */
+    private int responseCapacity(String function, byte[] payload, boolean remote, CallOptions options) {
         if (!canReceiveWritten) {
             if (options.responseCapacity() > 0) {
-                throw new RpcException.PayloadTooLarge(r.function, "a response window needs an exposed buffer with REMOTE_WRITE");
+                throw new RpcException.PayloadTooLarge(function, "a response window needs an exposed buffer with REMOTE_WRITE");
             }
             return 0;
         }
-        long room = staging.capacity() - (r.remote ? Frames.align(r.payload.length) : 0);
+        long room = staging.capacity() - (remote ? Frames.align(payload.length) : 0);
         if (options.responseCapacity() >= 0) {
             if (options.responseCapacity() > room) {
-                throw new RpcException.PayloadTooLarge(r.function, "a response window of " + options.responseCapacity()
+                throw new RpcException.PayloadTooLarge(function, "a response window of " + options.responseCapacity()
                         + " bytes does not fit this client's exposed buffer (" + room + " bytes left)");
             }
             return options.responseCapacity() == 0 ? 0 : Math.max(options.responseCapacity(), RESPONSE_HEADER);
         }
         // automatic: a staged request probably has a large answer too (echo, transforms)
-        return r.remote ? (int) Math.min(RESPONSE_HEADER + (long) r.payload.length, Math.min(room, hello.maxResponse())) : 0;
+        return remote ? (int) Math.min(RESPONSE_HEADER + (long) payload.length, Math.min(room, hello.maxResponse())) : 0;
     }
 
     private int maxInlineRequest() {
@@ -343,8 +349,8 @@ public final class RpcClient {
         p.begin();
     }
 
-    /** What is sent, shared by a call's attempts. */
-    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote) {}
+    /** What is sent, shared by a call's attempts, and the first attempt's response window. */
+    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window) {}
 
     // ------------------------------------------------------------------------------ answers
 
@@ -371,8 +377,9 @@ public final class RpcClient {
             LOG.log(Level.WARNING, "an answer in a SEND claims to be in a window on " + connection);
             return;
         }
-        PendingCall p = pending.get((int) f.header().requestId());
-        if (p == null || p.requestId != f.header().requestId() || !pending.remove((int) p.requestId, p)) {
+        long id = f.header().requestId();
+        PendingCall p = pending.get((int) id & pendingMask);
+        if (p == null || p.requestId != id || !pending.compareAndSet((int) id & pendingMask, p, null)) {
             unexpectedResponses.increment();
             return;
         }
@@ -382,8 +389,8 @@ public final class RpcClient {
     private void onWritten(ReceivedMessage m) {
         int imm = m.immediate();
         m.release();
-        PendingCall p = pending.get(imm);
-        if (p == null || !pending.remove(imm, p)) {
+        PendingCall p = pending.get(imm & pendingMask);
+        if (p == null || (int) p.requestId != imm || !pending.compareAndSet(imm & pendingMask, p, null)) {
             unexpectedResponses.increment();
             return;
         }
@@ -557,7 +564,7 @@ public final class RpcClient {
                         long id = nextId();
                         requestId = id;
                         int length = encode(id, b);
-                        pending.put((int) id, this);
+                        pending.set((int) id & pendingMask, this);
                         state = State.SENT;
                         // Subscribed under the lock: the engine queues posts in subscription order, so ids
                         // reach the wire in order. A failure may be signalled synchronously, inside these
@@ -590,6 +597,12 @@ public final class RpcClient {
             return REQUEST_HEADER + r.payload.length;
         }
 
+        /** Out of the table of posted requests, if it is there. */
+        private void unpend() {
+            long id = requestId;
+            if (id != 0) pending.compareAndSet((int) id & pendingMask, this, null);
+        }
+
         /** The answer WRITE_WITH_IMM put into this request's window (valid: it is still reserved). */
         ResponseHeader.Frame readWindow() {
             synchronized (this) {
@@ -600,7 +613,7 @@ public final class RpcClient {
         }
 
         private void sendFailed(Throwable e) {
-            pending.remove((int) requestId, this);
+            unpend();
             fail(new RpcException.ConnectionLost(request.function, e));
         }
 
@@ -658,7 +671,7 @@ public final class RpcClient {
                 if (state == State.DONE) return;
                 silent = abandoned;
             }
-            pending.remove((int) requestId, this);
+            unpend();
             if (giveBack() && !silent) failWith(new RpcException.ConnectionLost(request.function, cause));
         }
 
@@ -718,11 +731,19 @@ public final class RpcClient {
         }
     }
 
+    private int posted() {
+        int n = 0;
+        for (int i = 0; i < pending.length(); i++) {
+            if (pending.get(i) != null) n++;
+        }
+        return n;
+    }
+
     private long nextId() {
         long id;
         do {
             id = ++lastId;
-        } while (id == 0 || pending.containsKey((int) id));  // a 2^32-old request still unanswered keeps its slot
+        } while (id == 0 || pending.get((int) id & pendingMask) != null);  // an old request still unanswered keeps its slot
         return id;
     }
 
@@ -755,7 +776,7 @@ public final class RpcClient {
     /** {@return a snapshot of the counters} */
     public RpcClientStats stats() {
         return new RpcClientStats(calls.sum(), attempts.sum(), retries.sum(), succeeded.sum(), failed.sum(), timeouts.sum(),
-                lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), pending.size(), credits.available(), window);
+                lateResponses.sum(), unexpectedResponses.sum(), protocolErrors.sum(), posted(), credits.available(), window);
     }
 
     @Override

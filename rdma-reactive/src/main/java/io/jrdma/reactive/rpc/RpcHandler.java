@@ -5,8 +5,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 
 /**
- * A registered function. It runs on the server's handler scheduler (bounded-elastic by default,
- * so it may block; {@link RpcServer#handlerScheduler} can run non-blocking handlers on the poller
+ * A registered function. It runs on the server's handler scheduler (by default threads where it
+ * may block; {@link RpcServer#handlerScheduler} can run non-blocking handlers on the poller
  * thread); it emits the response payload (empty = no bytes) or an error, which the caller
  * receives as {@link RpcException.HandlerFailed} with its message.
  * <p>

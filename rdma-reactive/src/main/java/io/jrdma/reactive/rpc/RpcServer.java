@@ -13,7 +13,6 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * An RPC server: a registry of named functions served over an {@link RdmaServer}.
@@ -40,7 +39,8 @@ public final class RpcServer {
     private final @Nullable ClassLoader providerLoader;
     private final Settings settings;
 
-    record Settings(int maxConcurrentCalls, Duration handlerTimeout, Scheduler scheduler, long stagingBytes, int tableEntries,
+    /** {@code scheduler} null: the default {@link HandlerPool}. */
+    record Settings(int maxConcurrentCalls, Duration handlerTimeout, @Nullable Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
     private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, @Nullable ClassLoader providerLoader,
@@ -62,7 +62,7 @@ public final class RpcServer {
      */
     public static RpcServer create(RdmaServer rdma) {
         return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
-                new Settings(256, Duration.ofSeconds(30), Schedulers.boundedElastic(), 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)));
+                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)));
     }
 
     /**
@@ -166,7 +166,14 @@ public final class RpcServer {
     }
 
     /**
-     * Where handlers run: by default bounded-elastic, so they may block.
+     * Where handlers run. By default on the library's own handler threads, shared by every server
+     * of the JVM, so handlers may block: up to ten threads per CPU (as many as Reactor's
+     * bounded-elastic scheduler starts), a call goes to the thread that went idle last, a call
+     * never waits behind a blocked handler while a thread may still start, and calls beyond are
+     * queued (100,000 at most, then answered OVERLOADED). The hand-off allocates nothing, and
+     * a handler still running at {@link #handlerTimeout} is interrupted as on any scheduler.
+     * A scheduler given here replaces them: its {@code schedule} runs each call, and disposing
+     * the returned task on timeout interrupts it.
      * <p>
      * {@link reactor.core.scheduler.Schedulers#immediate()} runs each handler on the thread that
      * delivers its request - the poller thread, or for a request that arrived while the
@@ -174,11 +181,10 @@ public final class RpcServer {
      * there: no thread hand-off per call. Only for handlers that never block and finish quickly (an echo, a lookup in
      * memory, arithmetic): while one runs, no connection of that poller makes progress. Large
      * fetched payloads are then checksummed on the poller thread too. In the emulated lab
-     * (lab/bench rpc_lat beside rpc_lat_poller, tcg-mt, 2 B calls, three runs, 2026-11-24) a call's
-     * typical round trip was 708-995 us on the default scheduler and 555-634 us on this one with
-     * EVENT polling, and the server's CPU per call (rpc_rate, 32 calls in flight) 170-560 us and
-     * 75-80 us: the hand-off to a bounded-elastic thread costs a thread wake-up and the scheduler's
-     * task per call, and with many calls in flight it spreads them over many threads.
+     * (lab/bench rpc_lat beside rpc_lat_poller, tcg-mt, 2 B calls, two runs, 2026-11-24) a call's
+     * typical round trip was 895-928 us on the default handler threads and 558-579 us on this one
+     * with EVENT polling, and the server's CPU per call (rpc_rate, 32 calls in flight) 166-177 us
+     * and 73-81 us: a handler thread costs a thread wake-up per call.
      *
      * @param scheduler the scheduler; the caller keeps owning it
      * @return a copy that runs its handlers there

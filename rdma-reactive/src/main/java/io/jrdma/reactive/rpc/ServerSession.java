@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.Consumer;
 import org.reactivestreams.Subscription;
@@ -25,6 +25,7 @@ import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -41,6 +42,9 @@ final class ServerSession {
     private static final int MAX_ERROR_TEXT = 1024;
     private static final AtomicReferenceFieldUpdater<Call, Subscription> UPSTREAM =
             AtomicReferenceFieldUpdater.newUpdater(Call.class, Subscription.class, "upstream");
+    // flags as fields, not AtomicBooleans: two objects less per call
+    private static final AtomicIntegerFieldUpdater<Frame> FRAME_DONE = AtomicIntegerFieldUpdater.newUpdater(Frame.class, "done");
+    private static final AtomicIntegerFieldUpdater<Call> FINISHED = AtomicIntegerFieldUpdater.newUpdater(Call.class, "finished");
     /**
      * Payloads are fetched in READs of this size, a few at a time. One READ's responses go out
      * unpaced, and rxe loses long bursts: a single 1 MiB READ took 2.3 s in the lab (perftest's
@@ -75,7 +79,7 @@ final class ServerSession {
     void start() {
         core.sessions.add(this);
         core.connectionsAccepted.increment();
-        subscription = connection.receives().subscribe(this::onFrame, e -> end(), this::end);
+        subscription = new Receiver(connection, this::onFrame, e -> end()).start();
     }
 
     private void end() {
@@ -98,14 +102,14 @@ final class ServerSession {
     /** A received frame; its buffer goes back to the receive queue exactly once. */
     private final class Frame {
         final ReceivedMessage message;
-        private final AtomicBoolean done = new AtomicBoolean();
+        private volatile int done;
 
         Frame(ReceivedMessage message) {
             this.message = message;
         }
 
         void release() {
-            if (done.compareAndSet(false, true)) {
+            if (FRAME_DONE.compareAndSet(this, 0, 1)) {
                 message.release();
                 core.framesDone.increment();
             }
@@ -259,7 +263,7 @@ final class ServerSession {
      * bounded-elastic worker per call, and four operators and their lambdas took the result to
      * {@link #finish} (JFR in the lab: the hand-off was a third of the server's time per call).
      */
-    private final class Call implements Deadlines.Tracked, Runnable, CoreSubscriber<byte[]> {
+    private final class Call extends HandlerPool.Task implements Deadlines.Tracked, Runnable, CoreSubscriber<byte[]> {
         final Frame frame;
         final RequestHeader header;
         final FunctionRegistry.Function function;
@@ -270,11 +274,16 @@ final class ServerSession {
         boolean stagingRetained;
         long deadline;
         RpcRequest request;
-        /** The handler's task on the scheduler: disposed on expiry, which interrupts a blocked handler. */
+        /** A payload fetched by READ: its checksum is checked on the handler's thread before the handler runs. */
+        MemorySegment fetched;
+        /**
+         * The handler's task on a scheduler the user gave: disposed on expiry, which interrupts a
+         * blocked handler. On the default pool the call is its own task and cancels itself.
+         */
         volatile Disposable task;
         /** The handler's {@code Mono}, cancelled on expiry. */
         volatile Subscription upstream;
-        private final AtomicBoolean finished = new AtomicBoolean();
+        private volatile int finished;
 
         @Override
         public long deadlineNanos() {
@@ -287,11 +296,12 @@ final class ServerSession {
             // the timeout is decided before the interrupt: a handler that returns when interrupted
             // must not get its result in first (the lab saw an expired call answered OK)
             Operators.terminate(UPSTREAM, this);
-            if (!finished.get()) core.handlerErrors.increment();
+            if (finished == 0) core.handlerErrors.increment();
             finish(RpcStatus.HANDLER_ERROR, text("handler timed out after " + core.settings.handlerTimeout().toMillis()
                     + " ms and was cancelled"), true);
             Disposable t = task;
             if (t != null) t.dispose();
+            else cancel();  // the call is its own task on the default pool (elsewhere, not scheduled yet: nothing to stop)
         }
 
         Call(Frame frame, RequestHeader header, FunctionRegistry.Function function) {
@@ -300,9 +310,21 @@ final class ServerSession {
             this.function = function;
         }
 
-        /** On the handler scheduler: calls the handler and subscribes to its result. */
+        @Override
+        void execute() {
+            run();
+        }
+
+        /** On the handler scheduler: checks a fetched payload, calls the handler and subscribes to its result. */
         @Override
         public void run() {
+            MemorySegment payload = fetched;
+            if (payload != null && Frames.crc32c(payload, 0, payload.byteSize()) != header.payloadCrc()) {
+                core.rejected.increment();
+                finish(RpcStatus.BAD_REQUEST, text("payload checksum mismatch (fetched " + payload.byteSize() + " bytes)"), false);
+                return;
+            }
+            core.executed.increment();
             Mono<byte[]> result;
             try {
                 result = Objects.requireNonNull(function.handler().handle(request), "the handler returned null");
@@ -326,7 +348,7 @@ final class ServerSession {
 
         @Override
         public void onError(Throwable e) {
-            if (finished.get()) return;
+            if (finished != 0) return;
             core.handlerErrors.increment();
             finish(RpcStatus.HANDLER_ERROR, text(describe(e)), true);
         }
@@ -341,7 +363,7 @@ final class ServerSession {
          * or forgets a key that never ran, then answers this request and any retries that joined.
          */
         void finish(RpcStatus status, byte[] payload, boolean executed) {
-            if (!finished.compareAndSet(false, true)) return;
+            if (!FINISHED.compareAndSet(this, 0, 1)) return;
             core.deadlines.untrack(this);
             if (stagingOffset >= 0) allocator.free(stagingOffset, stagingSize);
             if (stagingRetained) staging.release();
@@ -385,32 +407,32 @@ final class ServerSession {
                     long at = (long) i * READ_CHUNK;
                     return connection.read(source, at, (int) Math.min(READ_CHUNK, n - at), staging, (int) (offset + at));
                 }, READS_IN_FLIGHT, 1)
-                .then(Mono.just(n))
-                .publishOn(core.settings.scheduler())  // the checksum of a large payload is no work for the poller
-                .subscribe(fetched -> {
+                // one hop to the handler scheduler, where the checksum is checked before the handler runs
+                // (a publishOn for the checksum and then the handler's own task made two)
+                .subscribe(null, e -> call.finish(RpcStatus.OVERLOADED, text("fetching the payload failed: " + e.getMessage()), false), () -> {
                     try {
                         MemorySegment payload = staging.segment().asSlice(offset, n);
-                        if (Frames.crc32c(payload, 0, n) != h.payloadCrc()) {
-                            core.rejected.increment();
-                            call.finish(RpcStatus.BAD_REQUEST, text("payload checksum mismatch (fetched " + n + " bytes)"), false);
-                        } else {
-                            run(call, payload, staging, (int) offset, true);
-                        }
+                        call.fetched = payload;
+                        run(call, payload, staging, (int) offset, true);
                     } catch (RuntimeException e) {
                         call.finish(RpcStatus.OVERLOADED, text("payload unavailable: " + e.getMessage()), false);
                     }
-                }, e -> call.finish(RpcStatus.OVERLOADED, text("fetching the payload failed: " + e.getMessage()), false));
+                });
     }
 
     private void run(Call call, MemorySegment payload, RegisteredBuffer buffer, int offset, boolean fetched) {
-        core.executed.increment();
         RequestHeader h = call.header;
         call.request = new RpcRequest(call.function.name(), h.requestId(), h.key(), payload, buffer, offset, fetched);
         call.deadline = System.nanoTime() + core.handlerTimeoutNanos;
         core.deadlines.track(call);
+        Scheduler scheduler = core.settings.scheduler();
         Disposable t;
         try {
-            t = core.settings.scheduler().schedule(call);
+            if (scheduler == null) {
+                HandlerPool.DEFAULT.execute(call);
+                return;
+            }
+            t = scheduler.schedule(call);
         } catch (RejectedExecutionException e) {
             core.overloaded.increment();
             call.finish(RpcStatus.OVERLOADED, text("the handler scheduler refused the call: " + e.getMessage()), false);

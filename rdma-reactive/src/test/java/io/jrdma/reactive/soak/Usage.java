@@ -25,8 +25,8 @@ final class Usage {
 
     /**
      * jrdma's per-thread state (the RPC framing's checksum scratch, a ThreadLocal): one per thread
-     * that ever framed a call, gone with its thread, so its count follows Reactor's boundedElastic
-     * threads as they come and expire, not the connections.
+     * that ever framed a call, gone with its thread, so its count follows the RPC handler
+     * threads (and Reactor's) as they come and expire, not the connections.
      */
     private static final java.util.Set<String> PER_THREAD = java.util.Set.of("io.jrdma.reactive.rpc.Frames$Checksum");
 
