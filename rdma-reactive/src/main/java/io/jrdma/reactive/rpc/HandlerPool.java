@@ -50,8 +50,10 @@ final class HandlerPool {
 
         final void runOn(Thread worker) {
             runner = worker;
+            // a flag left set before this task is not its own; cleared before the task is RUNNING, since
+            // from then on a cancel's interrupt is (cleared after it, a cancel between the two was lost)
+            Thread.interrupted();
             if (!STATE.compareAndSet(this, NEW, RUNNING)) return;  // cancelled before it started
-            Thread.interrupted();  // a flag a previous task left set is not this task's
             try {
                 execute();
             } finally {
