@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -52,6 +53,12 @@ import reactor.core.scheduler.Scheduler;
  * <li>a drain may be deferred only to a drain that is certain to come: the loop defers the drains
  *     started while it dispatches a poll batch to the batch's end, so the posts the batch's
  *     completions made possible go out as one chain, with one doorbell;</li>
+ * <li>a thread other than the loop drains one pass at most: it posts its own operation (and
+ *     whatever else waits, up to a chain), and a drain asked for meanwhile (the loop's, after a
+ *     poll batch) is handed to the loop, not taken over. Otherwise an application thread that
+ *     posts while completions keep the loop posting goes on posting the loop's operations, one
+ *     {@code ibv_post_send} after another, for as long as they keep coming: a second busy thread
+ *     beside the loop, and a lockstep of one post per completion;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
  *     a completion that arrives before the subscriber requested waits for the request;</li>
  * <li>an argument the NIC would refuse, or worse, not refuse (a range outside a buffer, a buffer the
@@ -139,6 +146,10 @@ public final class SendQueue {
     private volatile @Nullable Throwable closeCause;
     /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
     private final BooleanSupplier deferDrain;
+    /** Where a drain asked for during another thread's pass goes, and whether the caller is there; null: no hand-off. */
+    private final @Nullable Executor home;
+    private final BooleanSupplier atHome;
+    private final Runnable drainTask = this::drain;
     // the drainer's, for a chain: what it took in one pass
     private final Op[] chainOps;
     private final int[] chainSlots;
@@ -166,7 +177,19 @@ public final class SendQueue {
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
               String connection, BooleanSupplier deferDrain) {
+        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, deferDrain, null, () -> true);
+    }
+
+    /**
+     * @param home   the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
+     *               hands a drain asked for meanwhile to it ({@code execute}), which must run it
+     * @param atHome whether the calling thread is the loop's
+     */
+    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
+              String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome) {
         this.deferDrain = deferDrain;
+        this.home = home;
+        this.atHome = atHome;
         int chain = Math.max(1, Math.min(depth, poster.maxChain()));
         this.chainOps = new Op[chain];
         this.chainSlots = new int[chain];
@@ -292,6 +315,9 @@ public final class SendQueue {
         if (head == null && !purge && drainWip.get() == 0) return;  // nothing to post: not even a deferral
         if (deferDrain.getAsBoolean()) return;
         if (drainWip.getAndIncrement() != 0) return;
+        // away from the loop: one chain, then what is left (or was asked for meanwhile) is the loop's
+        boolean away = home != null && !atHome.getAsBoolean();
+        boolean left = false;
         int missed = 1;
         do {
             if (purge) {
@@ -339,9 +365,20 @@ public final class SendQueue {
                 if (taken == 1) postNow(chainOps[0], chainSlots[0]);
                 else postChain(taken);
                 for (int k = 0; k < taken; k++) chainOps[k] = null;
+                if (away) {
+                    left = head != null;
+                    break;
+                }
             }
             posting = false;
             missed = drainWip.addAndGet(-missed);
+            if (away && (missed != 0 || left)) {
+                // Let go of the drain entirely first (a later drain() then takes it itself); the
+                // drain handed over starts after every request that found this one holding it
+                while (missed != 0) missed = drainWip.addAndGet(-missed);
+                home.execute(drainTask);
+                return;
+            }
         } while (missed != 0);
     }
 
