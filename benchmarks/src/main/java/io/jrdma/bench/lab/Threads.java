@@ -24,12 +24,13 @@ final class Threads {
     private static final Path PROC = Path.of("/proc");
 
     /** CPU nanoseconds per "pid/tid", and a readable name for each. */
-    record Sample(Map<String, Long> cpu, Map<String, String> names, long at) {}
+    record Sample(Map<String, Long> cpu, Map<String, Long> slices, Map<String, String> names, long at) {}
 
     private Threads() {}
 
     static Sample sample() {
         Map<String, Long> cpu = new HashMap<>();
+        Map<String, Long> slices = new HashMap<>();
         Map<String, String> names = new HashMap<>();
         long self = ProcessHandle.current().pid();
         try (Stream<Path> procs = Files.list(PROC)) {
@@ -48,7 +49,9 @@ final class Threads {
                         try {
                             String s = Files.readString(task.resolve("schedstat")).trim();
                             String key = pid + "/" + task.getFileName();
-                            cpu.put(key, Long.parseLong(s.substring(0, s.indexOf(' '))));
+                            String[] f = s.split(" ");
+                            cpu.put(key, Long.parseLong(f[0]));
+                            slices.put(key, Long.parseLong(f[2]));
                             names.put(key, process + "(" + pid + "):" + Files.readString(task.resolve("comm")).trim());
                         } catch (IOException | RuntimeException gone) {
                             // ended between the listing and the read
@@ -59,9 +62,9 @@ final class Threads {
                 }
             }
         } catch (IOException e) {
-            return new Sample(cpu, names, System.nanoTime());
+            return new Sample(cpu, slices, names, System.nanoTime());
         }
-        return new Sample(cpu, names, System.nanoTime());
+        return new Sample(cpu, slices, names, System.nanoTime());
     }
 
     /** The threads that used at least 2 % of the window, most first: "name ms (percent)". */
@@ -76,6 +79,15 @@ final class Threads {
         used.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
         StringBuilder sb = new StringBuilder("window " + window / 1_000_000 + " ms:");
         for (var e : used) sb.append(String.format(" %s %d ms (%d%%);", e.getKey(), e.getValue() / 1_000_000, e.getValue() * 100 / window));
+        // times each thread was put on a CPU (schedstat's third field): a thread that wakes often shows here, however little it ran
+        List<Map.Entry<String, Long>> woken = new ArrayList<>();
+        for (var e : end.slices().entrySet()) {
+            long n = e.getValue() - start.slices().getOrDefault(e.getKey(), 0L);
+            if (n >= 20) woken.add(Map.entry(end.names().get(e.getKey()), n));
+        }
+        woken.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
+        sb.append(" | on-CPU slices:");
+        for (int i = 0; i < Math.min(12, woken.size()); i++) sb.append(" ").append(woken.get(i).getKey()).append(" ").append(woken.get(i).getValue()).append(";");
         return sb.toString();
     }
 
