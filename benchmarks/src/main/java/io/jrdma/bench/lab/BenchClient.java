@@ -151,11 +151,15 @@ final class BenchClient {
             warmUp(spec, end, chunk, latencies, deadline);
 
             control.call("begin", Ends.SETUP);
+            if (Threads.ON) log("begin " + spec.describe() + ": " + Threads.loops());
+            Threads.Sample threads = Threads.ON ? Threads.sample() : null;
             RxeCounters counters = RxeCounters.sample();
             ProcessCost.Sample window = ProcessCost.open();
             long nanos = end.run(spec.iterations(), latencies, deadline);
             ProcessCost.Cost client = ProcessCost.close(window);
             RxeCounters after = RxeCounters.sample();
+            if (Threads.ON) log("threads " + spec.describe() + ": " + Threads.since(threads) + " rxe: " + after.movedSince(counters));
+            if (Threads.ON) log("end " + spec.describe() + ": " + Threads.loops());
             long rnrNaks = after.rnrNaksSince(counters);
             String moved = after.movedSince(counters);
             ProcessCost.Cost server = ProcessCost.Cost.fromMap(control.call("end", Ends.SETUP).args());
@@ -164,6 +168,7 @@ final class BenchClient {
             end.close();
             end = null;
             control.call("close", Ends.SETUP);
+            if (Threads.ON) log("closed " + spec.describe() + ": " + Threads.loops());
             return new RowResult(spec, null, spec.iterations(), nanos, latency, client, server, rnrNaks, moved);
         } catch (Exception | Error e) {
             String why = ControlChannel.describe(e);

@@ -74,6 +74,7 @@ final class BenchServer {
                         end.accept(control);
                     }
                     case "begin" -> {
+                        if (Threads.ON) log("begin: " + Threads.loops());
                         window = ProcessCost.open();
                         control.ok(java.util.Map.of());
                     }
@@ -82,10 +83,12 @@ final class BenchServer {
                         Throwable failure = end == null ? null : end.failure();
                         if (failure != null) throw new IllegalStateException("the server's part failed", failure);
                         control.ok(cost.toMap());
+                        if (Threads.ON) log("end: " + Threads.loops());
                     }
                     case "close" -> {
                         closeEnd();
                         control.ok(java.util.Map.of());
+                        if (Threads.ON) log("closed: " + Threads.loops());
                     }
                     case "quit" -> {
                         control.ok(java.util.Map.of());

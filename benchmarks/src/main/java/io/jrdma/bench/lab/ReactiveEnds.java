@@ -54,14 +54,22 @@ final class ReactiveEnds {
                 .exposeBuffer(row.regionBytes(), Access.REMOTE_WRITE, Access.REMOTE_READ);
     }
 
+    /**
+     * Diagnostics, off by default (JRDMA_BENCH_JAVA_OPTS): {@code -Djrdma.bench.clientEvent=true} or
+     * {@code -Djrdma.bench.serverEvent=true} make that end poll in EVENT mode whatever the row says,
+     * to see which end's polling a row's result depends on.
+     */
+    private static final boolean CLIENT_EVENT = Boolean.getBoolean("jrdma.bench.clientEvent");
+    private static final boolean SERVER_EVENT = Boolean.getBoolean("jrdma.bench.serverEvent");
+
     static RdmaClient client(RowSpec row, Map<String, String> ready) {
         return configure(RdmaClient.create().host(Ends.SERVER_IP).port(Integer.parseInt(ready.get("port"))).localAddress(Ends.CLIENT_IP),
-                row, false);
+                row, CLIENT_EVENT);
     }
 
     static RdmaServer server(RowSpec row) {
         // perftest's server of a one-sided test polls nothing; ours sleeps on its completion channel
-        return configure(RdmaServer.create().host(Ends.SERVER_IP).port(0), row, row.test().passiveServer());
+        return configure(RdmaServer.create().host(Ends.SERVER_IP).port(0), row, row.test().passiveServer() || SERVER_EVENT);
     }
 
     static byte[] payload(RowSpec row) {

@@ -153,7 +153,7 @@ public final class ConnectionCore implements Loop.Member {
         this.chainOpcodes = new SendOpcode[chainLength];
         this.chainLengths = new long[chainLength];
         this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), new Poster(), Schedulers.parallel(),
-                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this));
+                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
         this.observer = Observer.of(config, description, loop);

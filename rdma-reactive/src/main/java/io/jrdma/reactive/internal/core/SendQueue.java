@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -59,6 +60,12 @@ import reactor.core.scheduler.Scheduler;
  *     operation without queueing it (FIFO holds: nothing waited before it, and what is queued
  *     meanwhile finds the drain taken and goes after it); without a credit, once closed, or with its
  *     subscriber gone, it is queued and drained like any other;</li>
+ * <li>a thread other than the loop drains one pass at most: it posts its own operation (directly,
+ *     or with whatever else waits, up to a chain), and a drain asked for meanwhile (the loop's,
+ *     after a poll batch) is handed to the loop, not taken over. Otherwise an application thread
+ *     that posts while completions keep the loop posting goes on posting the loop's operations, one
+ *     {@code ibv_post_send} after another, for as long as they keep coming: a second busy thread
+ *     beside the loop, and a lockstep of one post per completion;</li>
  * <li>every operation's {@code Mono} terminates once: success, its typed error, a timeout, or closed;
  *     a completion that arrives before the subscriber requested waits for the request;</li>
  * <li>an argument the NIC would refuse, or worse, not refuse (a range outside a buffer, a buffer the
@@ -146,6 +153,10 @@ public final class SendQueue {
     private volatile @Nullable Throwable closeCause;
     /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
     private final BooleanSupplier deferDrain;
+    /** Where a drain asked for during another thread's pass goes, and whether the caller is there; null: no hand-off. */
+    private final @Nullable Executor home;
+    private final BooleanSupplier atHome;
+    private final Runnable drainTask = this::drain;
     // the drainer's, for a chain: what it took in one pass
     private final Op[] chainOps;
     private final int[] chainSlots;
@@ -173,7 +184,19 @@ public final class SendQueue {
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
               String connection, BooleanSupplier deferDrain) {
+        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, deferDrain, null, () -> true);
+    }
+
+    /**
+     * @param home   the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
+     *               hands a drain asked for meanwhile to it ({@code execute}), which must run it
+     * @param atHome whether the calling thread is the loop's
+     */
+    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
+              String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome) {
         this.deferDrain = deferDrain;
+        this.home = home;
+        this.atHome = atHome;
         int chain = Math.max(1, Math.min(depth, poster.maxChain()));
         this.chainOps = new Op[chain];
         this.chainSlots = new int[chain];
@@ -272,7 +295,10 @@ public final class SendQueue {
         posted.incrementAndGet();
         postNow(op, slot);  // clears posting
         int missed = drainWip.addAndGet(-1);
-        if (missed != 0) drainPasses(missed);  // someone queued or abandoned meanwhile
+        if (missed == 0) return;
+        // someone queued or abandoned meanwhile: this thread's one post is done if it is not the loop's
+        if (away()) handHome(missed);
+        else drainPasses(missed);
     }
 
     private void armSweep(long deadline) {
@@ -353,6 +379,9 @@ public final class SendQueue {
 
     /** The drainer's passes, while drainWip says more was asked ({@code missed}: what this drainer owes it). */
     private void drainPasses(int missed) {
+        // away from the loop: one chain, then what is left (or was asked for meanwhile) is the loop's
+        boolean away = away();
+        boolean left = false;
         do {
             if (purge) {
                 purge = false;
@@ -399,10 +428,33 @@ public final class SendQueue {
                 if (taken == 1) postNow(chainOps[0], chainSlots[0]);
                 else postChain(taken);
                 for (int k = 0; k < taken; k++) chainOps[k] = null;
+                if (away) {
+                    left = head != null;
+                    break;
+                }
             }
             posting = false;
             missed = drainWip.addAndGet(-missed);
+            if (away && (missed != 0 || left)) {
+                handHome(missed);
+                return;
+            }
         } while (missed != 0);
+    }
+
+    /** Whether the calling thread is not the loop's (which keeps draining while there is more). */
+    private boolean away() {
+        return home != null && !atHome.getAsBoolean();
+    }
+
+    /**
+     * A drainer away from the loop lets go of the drain entirely first (a later drain() then takes
+     * it itself) and hands one to the loop: it starts after every request that found this drainer
+     * holding it. {@code missed}: what the drainer still owes drainWip.
+     */
+    private void handHome(int missed) {
+        while (missed != 0) missed = drainWip.addAndGet(-missed);
+        home.execute(drainTask);
     }
 
     private void postChain(int count) {

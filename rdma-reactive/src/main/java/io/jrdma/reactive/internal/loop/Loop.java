@@ -109,6 +109,7 @@ public final class Loop implements Executor {
     private volatile PollingMode mode = PollingMode.EVENT;
     private final AtomicLong completions = new AtomicLong();
     private volatile long sleptNanos;  // written by the loop thread only
+    private volatile long sleeps;      // written by the loop thread only
 
     private final Object cqLock = new Object();
     private final Map<DeviceDomain, LoopDevice> devices = new LinkedHashMap<>();  // guarded by cqLock
@@ -171,6 +172,11 @@ public final class Loop implements Executor {
     /** Nanoseconds this loop has spent asleep in poll(2): its idle time (a BUSY loop never sleeps). */
     public long sleptNanos() {
         return sleptNanos;
+    }
+
+    /** Times this loop has waited in poll(2): an EVENT loop's wake-ups. */
+    public long sleeps() {
+        return sleeps;
     }
 
     /** Runs {@code task} on the loop thread, after what it is doing now. */
@@ -335,7 +341,7 @@ public final class Loop implements Executor {
     }
 
     /** The most eager mode any member asked for; EVENT when there is none. */
-    PollingMode mode() {
+    public PollingMode mode() {
         return mode;
     }
 
@@ -502,6 +508,7 @@ public final class Loop implements Executor {
             }
             serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
+            sleeps++;
         } finally {
             sleeping.set(false);
         }

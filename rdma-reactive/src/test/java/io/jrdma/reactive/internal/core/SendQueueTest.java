@@ -448,7 +448,7 @@ class SendQueueTest {
     }
 
     /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
-    private final class ChainingPoster implements SendQueue.Poster {
+    private class ChainingPoster implements SendQueue.Poster {
         final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();
         private final List<SendQueue.Op> pending = new ArrayList<>();
         private final List<Integer> pendingSlots = new ArrayList<>();
@@ -602,6 +602,52 @@ class SendQueueTest {
         assertEquals(List.of(), signals, "a cancelled subscriber hears nothing");
         subscribe(send(q, b));
         assertEquals(1, posted.size(), "the queue goes on");
+    }
+
+    @Test
+    void aThreadAwayFromTheLoopPostsOneChainAndHandsWhatCameMeanwhileToTheLoop() {
+        // an application thread is inside ibv_post_send with its operation when the loop, dispatching
+        // completions, queues five more; it must not go on posting the loop's operations
+        AtomicBoolean onLoop = new AtomicBoolean();
+        List<Runnable> loopTasks = new ArrayList<>();
+        List<SendQueue.Op> fromLoop = new ArrayList<>();
+        List<List<Object>> signals = new ArrayList<>();
+        ChainingPoster nic = new ChainingPoster() {
+            @Override
+            public void post(SendQueue.Op op, int slot) {
+                super.post(op, slot);
+                if (chains.size() == 2) {
+                    onLoop.set(true);
+                    fromLoop.forEach(o -> signals.add(subscribe(o)));
+                    onLoop.set(false);
+                }
+            }
+        };
+        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false,
+                loopTasks::add, onLoop::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        SendQueue.Op alone = send(q, b);
+        SendQueue.Op own = send(q, b);
+        for (int k = 0; k < 5; k++) fromLoop.add(send(q, b));
+
+        signals.add(subscribe(alone));
+        assertEquals(List.of(List.of(alone)), nic.chains, "posted by the application's thread");
+        assertEquals(List.of(), loopTasks, "nothing came meanwhile: nothing for the loop");
+
+        signals.add(subscribe(own));
+        assertEquals(List.of(List.of(alone), List.of(own)), nic.chains, "the application's thread posted its own and no more");
+        assertEquals(5, q.waiting(), "the loop's operations wait");
+        assertEquals(1, loopTasks.size(), "the drain the loop asked for is handed to it");
+
+        onLoop.set(true);
+        loopTasks.removeFirst().run();
+        onLoop.set(false);
+        assertEquals(List.of(List.of(alone), List.of(own), fromLoop.subList(0, 4), fromLoop.subList(4, 5)), nic.chains,
+                "the loop posts them, in order, and keeps the drain while there is more");
+        assertEquals(List.of(), loopTasks);
+        for (int slot : slots) q.complete(slot, wc(slot, WcStatus.IBV_WC_SUCCESS));
+        signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
+        assertEquals(1, b.refCount());
     }
 
     @Test
