@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -396,6 +397,11 @@ public final class RdmaConnection implements Disposable {
         return holding(core.receive().doOnNext(m -> MemoryInternals.get().track(m, site, connection)));
     }
 
+    private void tracked(ReceivedMessage m, Leaks.Site site, String connection) {
+        MemoryInternals.get().track(m, site, connection);
+        Reference.reachabilityFence(this);
+    }
+
     /**
      * Received messages, one per demand. After every message that arrived before the connection
      * closed, completes when it closed in an orderly way (the peer disconnected, or it was closed
@@ -408,9 +414,12 @@ public final class RdmaConnection implements Disposable {
      */
     public Flux<ReceivedMessage> receives() {
         Leaks.Site site = Leaks.site("RdmaConnection.receives()");
-        return Flux.defer(() -> receive(site)).repeat()
-                .onErrorComplete(e -> e instanceof ConnectionException.Closed c && c.isOrderly())
-                .name("jrdma.receives");
+        @Nullable Consumer<ReceivedMessage> track = null;
+        if (site != null) {
+            String connection = toString();
+            track = m -> tracked(m, site, connection);  // holds this connection while subscribed, as holding() does
+        }
+        return core.receives(e -> e instanceof ConnectionException.Closed c && c.isOrderly(), track).name("jrdma.receives");
     }
 
     /**

@@ -44,6 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -422,6 +423,11 @@ public final class ConnectionCore implements Loop.Member {
 
     public Mono<ReceivedMessage> receive() {
         return inbox.receive();
+    }
+
+    /** The inbox as a stream ({@link Receives}): completes on a closure {@code endsOrderly} accepts; {@code onReceived} may be null. */
+    public Flux<ReceivedMessage> receives(Predicate<? super Throwable> endsOrderly, @Nullable Consumer<? super ReceivedMessage> onReceived) {
+        return new Receives<>(inbox, endsOrderly, onReceived);
     }
 
     public Flux<WorkCompletion> completions() {

@@ -37,11 +37,13 @@ public final class Inbox<T> {
         return HandOff.create(await, forget);
     }
 
-    private synchronized void forget(HandOff.Waiter<T> w) {
+    /** A waiter whose subscriber cancelled, forgotten ({@link Receives} registers itself, once per message). */
+    synchronized void forget(HandOff.Waiter<T> w) {
         receivers.remove(w);
     }
 
-    private void await(HandOff.Waiter<T> w) {
+    /** Offers {@code w} the head message now, fails it if closed and empty, or keeps it waiting. */
+    void await(HandOff.Waiter<T> w) {
         T m;
         Supplier<? extends Throwable> error;
         synchronized (this) {
