@@ -254,11 +254,16 @@ public final class SendQueue {
 
     private void enqueue(Op op) {
         synchronized (lock) {
-            if (tail == null) head = op;
-            else tail.next = op;
-            tail = op;
-            waitingCount++;
+            link(op);
         }
+    }
+
+    /** Under the lock: {@code op} at the tail of the waiting queue. */
+    private void link(Op op) {
+        if (tail == null) head = op;
+        else tail.next = op;
+        tail = op;
+        waitingCount++;
     }
 
     /**
@@ -279,10 +284,7 @@ public final class SendQueue {
                 slot = freeSlots[--freeTop];
                 inFlight.set(slot, op);  // under the lock, so the sweep sees it here or in the queue
             } else {
-                if (tail == null) head = op;
-                else tail.next = op;
-                tail = op;
-                waitingCount++;
+                link(op);
             }
         }
         if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
