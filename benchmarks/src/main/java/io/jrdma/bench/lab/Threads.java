@@ -16,15 +16,19 @@ import java.util.stream.Stream;
 /**
  * A diagnostic, off unless {@code -Djrdma.bench.threads=true} (JRDMA_BENCH_JAVA_OPTS): which
  * threads of the whole guest ran in a row's window (both JVMs, perftest, rxe's kernel work in
- * ksoftirqd and kworkers), and what each poller loop of this JVM did (mode, completions,
- * wake-ups). Both JVMs share the guest, so the client sees the server's threads too.
+ * ksoftirqd and kworkers), how often each CPU ran the softirqs rxe's work runs in, and what each
+ * poller loop of this JVM did (mode, completions, wake-ups). Both JVMs share the guest, so the
+ * client sees the server's threads too.
  */
 final class Threads {
     static final boolean ON = Boolean.getBoolean("jrdma.bench.threads");
     private static final Path PROC = Path.of("/proc");
 
     /** CPU nanoseconds per "pid/tid", and a readable name for each. */
-    record Sample(Map<String, Long> cpu, Map<String, Long> slices, Map<String, String> names, long at) {}
+    record Sample(Map<String, Long> cpu, Map<String, Long> slices, Map<String, String> names, Map<String, Long> softirqs, long at) {}
+
+    /** The softirqs the window's summary names, per CPU: rxe's packets (NET_RX), its deferred tasks (TASKLET), its timers. */
+    private static final List<String> SOFTIRQS = List.of("NET_RX", "TASKLET", "TIMER");
 
     private Threads() {}
 
@@ -62,9 +66,25 @@ final class Threads {
                 }
             }
         } catch (IOException e) {
-            return new Sample(cpu, slices, names, System.nanoTime());
+            return new Sample(cpu, slices, names, softirqs(), System.nanoTime());
         }
-        return new Sample(cpu, slices, names, System.nanoTime());
+        return new Sample(cpu, slices, names, softirqs(), System.nanoTime());
+    }
+
+    /** /proc/softirqs: "NET_RX/0" (the vector on CPU 0) to the times it ran. */
+    private static Map<String, Long> softirqs() {
+        Map<String, Long> counts = new HashMap<>();
+        try {
+            for (String line : Files.readAllLines(PROC.resolve("softirqs"))) {
+                String[] f = line.trim().split("\\s+");
+                if (f.length < 2 || !f[0].endsWith(":")) continue;
+                String vector = f[0].substring(0, f[0].length() - 1);
+                for (int cpu = 1; cpu < f.length; cpu++) counts.put(vector + "/" + (cpu - 1), Long.parseLong(f[cpu]));
+            }
+        } catch (IOException | RuntimeException e) {
+            // no /proc/softirqs: the summary leaves it out
+        }
+        return counts;
     }
 
     /** The threads that used at least 2 % of the window, most first: "name ms (percent)". */
@@ -88,6 +108,14 @@ final class Threads {
         woken.sort((a, b) -> Long.compare(b.getValue(), a.getValue()));
         sb.append(" | on-CPU slices:");
         for (int i = 0; i < Math.min(12, woken.size()); i++) sb.append(" ").append(woken.get(i).getKey()).append(" ").append(woken.get(i).getValue()).append(";");
+        // how often rxe's packet work ran as a softirq on each CPU, and as a tasklet (what rxe defers)
+        sb.append(" | softirqs:");
+        for (String vector : SOFTIRQS) {
+            for (int cpu = 0; end.softirqs().containsKey(vector + "/" + cpu); cpu++) {
+                String key = vector + "/" + cpu;
+                sb.append(" ").append(key).append(" ").append(end.softirqs().get(key) - start.softirqs().getOrDefault(key, 0L)).append(";");
+            }
+        }
         return sb.toString();
     }
 

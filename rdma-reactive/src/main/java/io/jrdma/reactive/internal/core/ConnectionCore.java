@@ -82,6 +82,15 @@ public final class ConnectionCore implements Loop.Member {
     private static final AtomicInteger TAGS = new AtomicInteger();
     /** The most work requests one ibv_post_send takes: rxe rings its doorbell (a system call) once per post. */
     private static final int MAX_CHAIN = 16;
+    /**
+     * The most payload bytes one ibv_post_send carries past its first work request. A chain saves a
+     * doorbell per work request, which counts for small messages only; rxe runs the requester of a
+     * user QP inside ibv_post_send for up to 1,024 packets (RXE_MAX_ITERATIONS) and hands the rest to
+     * a tasklet: softirq work that, once a run passes 2 ms, goes to ksoftirqd, and there competes with
+     * the spinning loops for a CPU. 16 SENDs of 64 KiB are 1,024 packets at the path MTU of 1,024 of
+     * an Ethernet rxe; 256 KiB is 256 such packets, and 1,024 at the smallest MTU (256).
+     */
+    private static final long MAX_CHAIN_BYTES = 256 << 10;
     /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
     private static final BufferPool NO_POOL = closedEmptyPool();
 
@@ -455,6 +464,11 @@ public final class ConnectionCore implements Loop.Member {
         @Override
         public int maxChain() {
             return chain.length;
+        }
+
+        @Override
+        public long maxChainBytes() {
+            return MAX_CHAIN_BYTES;
         }
 
         @Override

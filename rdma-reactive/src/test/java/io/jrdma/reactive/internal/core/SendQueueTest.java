@@ -453,6 +453,7 @@ class SendQueueTest {
         private final List<SendQueue.Op> pending = new ArrayList<>();
         private final List<Integer> pendingSlots = new ArrayList<>();
         int refuseFrom = Integer.MAX_VALUE;
+        long maxChainBytes = Long.MAX_VALUE;
 
         @Override
         public void post(SendQueue.Op op, int slot) {
@@ -464,6 +465,11 @@ class SendQueueTest {
         @Override
         public int maxChain() {
             return 4;
+        }
+
+        @Override
+        public long maxChainBytes() {
+            return maxChainBytes;
         }
 
         @Override
@@ -645,6 +651,30 @@ class SendQueueTest {
         assertEquals(List.of(List.of(alone), List.of(own), fromLoop.subList(0, 4), fromLoop.subList(4, 5)), nic.chains,
                 "the loop posts them, in order, and keeps the drain while there is more");
         assertEquals(List.of(), loopTasks);
+        for (int slot : slots) q.complete(slot, wc(slot, WcStatus.IBV_WC_SUCCESS));
+        signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
+        assertEquals(1, b.refCount());
+    }
+
+    @Test
+    void aChainCarriesNoMoreBytesThanTheProviderTakesPastItsFirstWorkRequestAndTheLoopPostsTheRestAsFurtherChainsAtOnce() {
+        AtomicBoolean batch = new AtomicBoolean(true);
+        ChainingPoster nic = new ChainingPoster();
+        nic.maxChainBytes = 32;  // the length limit (4) would take all five below but the last
+        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<SendQueue.Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
+                q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 64), q.operation(SendOpcode.SEND, b, 0, 0),
+                q.operation(SendOpcode.SEND, b, 0, 32));
+        List<List<Object>> signals = ops.stream().map(this::subscribe).toList();  // queued during a poll batch
+        assertEquals(List.of(), nic.chains, "deferred");
+
+        batch.set(false);
+        q.drain();  // the loop's afterBatch
+        assertEquals(List.of(ops.subList(0, 2), List.of(ops.get(2)), List.of(ops.get(3)), ops.subList(4, 6)), nic.chains,
+                "16 + 16 fill one chain; 8 cannot take 64 along; 64 goes alone, being first; 0 + 32 fit; all in FIFO order,"
+                        + " in one drain");
+        assertEquals(0, q.waiting());
         for (int slot : slots) q.complete(slot, wc(slot, WcStatus.IBV_WC_SUCCESS));
         signals.forEach(sig -> assertEquals(2, sig.size(), "every operation completed once: " + sig));
         assertEquals(1, b.refCount());
