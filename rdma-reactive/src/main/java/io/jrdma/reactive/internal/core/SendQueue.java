@@ -155,7 +155,6 @@ public final class SendQueue {
     private @Nullable Op tail;
     private int waitingCount;
     private final AtomicInteger drainWip = new AtomicInteger();
-    private final AtomicInteger posted = new AtomicInteger();
     /** A drainer is between its look at {@code closed} and the end of its post. */
     private volatile boolean posting;
     private volatile boolean purge;
@@ -311,7 +310,6 @@ public final class SendQueue {
             drainPasses(1);
             return;
         }
-        posted.incrementAndGet();
         postNow(op, slot);  // clears posting
         int missed = drainWip.addAndGet(-1);
         if (missed == 0) return;
@@ -446,7 +444,6 @@ public final class SendQueue {
                     continue;
                 }
                 if (taken == 0) break;  // no credit, or nothing but abandoned operations
-                posted.addAndGet(taken);
                 if (taken == 1) postNow(chainOps[0], chainSlots[0]);
                 else postChain(taken);
                 for (int k = 0; k < taken; k++) chainOps[k] = null;
@@ -535,7 +532,6 @@ public final class SendQueue {
     /** The provider refused {@code op}'s work request: its credit and buffers come back, and it fails alone. */
     private void notPosted(Op op, int slot, RuntimeException e) {
         inFlight.set(slot, null);
-        posted.decrementAndGet();
         returnSlot(slot);
         op.release();
         Supplier<? extends Throwable> c = closed;
@@ -560,7 +556,6 @@ public final class SendQueue {
         Op op = inFlight.getAndSet(slot, null);
         RdmaOperationException failed = null;
         if (op != null) {
-            posted.decrementAndGet();
             returnSlot(slot);
             op.release();
             if (wc.isSuccess()) {
@@ -600,7 +595,7 @@ public final class SendQueue {
         for (int slot = 0; slot < inFlight.length(); slot++) {
             Op op = inFlight.getAndSet(slot, null);
             if (op != null) {
-                posted.decrementAndGet();
+                returnSlot(slot);
                 op.release();
                 op.fail(error);
             }
@@ -627,8 +622,11 @@ public final class SendQueue {
         }
     }
 
+    /** Work requests posted (or being posted) whose completions have not come: the credits taken. */
     int inFlight() {
-        return posted.get();
+        synchronized (lock) {
+            return freeSlots.length - freeTop;
+        }
     }
 
     private void returnSlot(int slot) {
