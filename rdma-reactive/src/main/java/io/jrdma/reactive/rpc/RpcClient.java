@@ -15,12 +15,14 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.scheduler.Schedulers;
@@ -76,7 +78,13 @@ public final class RpcClient {
      */
     private final AtomicReferenceArray<PendingCall> pending;
     private final int pendingMask;
-    private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
+    /**
+     * Attempts begun and not yet over, which a closing connection fails: linked through the calls
+     * themselves under {@code liveLock}. A concurrent set hashed every call by its identity (a
+     * runtime call to install the hash in a fresh object) and made a node per call.
+     */
+    private final Object liveLock = new Object();
+    private @Nullable PendingCall liveHead;  // guarded by liveLock
     private final Object sendLock = new Object();
     private long lastId;  // guarded by sendLock
     private volatile Hello hello;
@@ -406,10 +414,38 @@ public final class RpcClient {
 
     private void closed(Throwable cause) {
         closedBy = cause != null ? cause : new ConnectionException.Closed(connection + " closed");
-        for (PendingCall p : live) p.lost(closedBy);
+        List<PendingCall> calls = new ArrayList<>();
+        synchronized (liveLock) {
+            for (PendingCall p = liveHead; p != null; p = p.liveNext) calls.add(p);
+        }
+        for (PendingCall p : calls) p.lost(closedBy);
     }
 
     // ------------------------------------------------------------------------------ one attempt
+
+    private void addLive(PendingCall p) {
+        synchronized (liveLock) {
+            PendingCall head = liveHead;
+            p.liveNext = head;
+            if (head != null) head.livePrev = p;
+            liveHead = p;
+            p.isLive = true;
+        }
+    }
+
+    private void removeLive(PendingCall p) {
+        synchronized (liveLock) {
+            if (!p.isLive) return;
+            p.isLive = false;
+            PendingCall prev = p.livePrev;
+            PendingCall next = p.liveNext;
+            if (prev != null) prev.liveNext = next;
+            else liveHead = next;
+            if (next != null) next.livePrev = prev;
+            p.livePrev = null;
+            p.liveNext = null;
+        }
+    }
 
     /**
      * One request from credit to answer. Every transition holds the monitor; what the request
@@ -436,6 +472,11 @@ public final class RpcClient {
         long stagingOffset = -1;
         long stagingBytes;
         volatile long requestId;
+        private int deadlineSlot;  // Deadlines' lock guards it
+        // the client's live list; its lock guards these
+        @Nullable PendingCall livePrev;
+        @Nullable PendingCall liveNext;
+        boolean isLive;
 
         PendingCall(Request request, int windowBytes, MonoSink<byte[]> sink, Duration timeout, int attemptNumber, boolean countsOutcome) {
             this.countsOutcome = countsOutcome;
@@ -450,6 +491,16 @@ public final class RpcClient {
         @Override
         public long deadlineNanos() {
             return deadline;
+        }
+
+        @Override
+        public int deadlineSlot() {
+            return deadlineSlot;
+        }
+
+        @Override
+        public void deadlineSlot(int slot) {
+            deadlineSlot = slot;
         }
 
         /** The attempt timed out: like a cancel, and the caller learns why. */
@@ -469,7 +520,15 @@ public final class RpcClient {
         }
 
         void begin() {
-            live.add(this);
+            boolean over;
+            synchronized (this) {
+                over = state == State.DONE;  // cancelled meanwhile: giveBack has run, maybe before the deadline was tracked
+                if (!over) addLive(this);
+            }
+            if (over) {
+                DEADLINES.untrack(this);
+                return;
+            }
             if (closedBy != null) {
                 lost(closedBy);
                 return;
@@ -718,7 +777,7 @@ public final class RpcClient {
                 cw = creditWaiter;
                 sw = stagingWaiter;
             }
-            live.remove(this);
+            removeLive(this);
             DEADLINES.untrack(this);
             if (cw != null) credits.cancel(cw);  // granted meanwhile? credited() sees DONE and returns it
             if (sw != null) staging.cancel(sw);  // likewise staged()

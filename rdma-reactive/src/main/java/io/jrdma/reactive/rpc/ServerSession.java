@@ -284,10 +284,21 @@ final class ServerSession {
         /** The handler's {@code Mono}, cancelled on expiry. */
         volatile Subscription upstream;
         private volatile int finished;
+        private int deadlineSlot;  // Deadlines' lock guards it
 
         @Override
         public long deadlineNanos() {
             return deadline;
+        }
+
+        @Override
+        public int deadlineSlot() {
+            return deadlineSlot;
+        }
+
+        @Override
+        public void deadlineSlot(int slot) {
+            deadlineSlot = slot;
         }
 
         /** The handler ran out of time: cancel it and answer HANDLER_ERROR (it may have had effects). */

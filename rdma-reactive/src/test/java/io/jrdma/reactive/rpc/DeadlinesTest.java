@@ -4,6 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,6 +18,18 @@ import org.junit.jupiter.api.Timeout;
 class DeadlinesTest {
     private static Deadlines.Tracked at(long deadline, Runnable action) {
         return new Deadlines.Tracked() {
+            private int slot;
+
+            @Override
+            public int deadlineSlot() {
+                return slot;
+            }
+
+            @Override
+            public void deadlineSlot(int slot) {
+                this.slot = slot;
+            }
+
             @Override
             public long deadlineNanos() {
                 return deadline;
@@ -46,6 +62,49 @@ class DeadlinesTest {
         Thread.sleep(100);
         assertEquals(1, expiries.get());
         assertTrue(firedAt[0] >= deadline, "never early");
+        assertEquals(0, d.size());
+    }
+
+    /**
+     * Tracked things sit in slots that a removal refills from the end: untracking in any order,
+     * and a sweep that expires some of them, must leave exactly the others tracked, each once.
+     */
+    @Test
+    void untrackingAndExpiringInAnyOrderKeepsExactlyTheRest() throws Exception {
+        Deadlines d = new Deadlines();
+        long now = System.nanoTime();
+        long later = now + Duration.ofHours(1).toNanos();
+        Random random = new Random(7);
+        int n = 300;
+        AtomicInteger[] expiries = new AtomicInteger[n];
+        List<Deadlines.Tracked> all = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            AtomicInteger e = expiries[i] = new AtomicInteger();
+            Deadlines.Tracked t = at(i % 3 == 0 ? now : later, e::incrementAndGet);  // every third one is due at once
+            all.add(t);
+            d.track(t);
+            d.track(t);  // twice is once
+        }
+        assertEquals(n, d.size());
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < n; i++) if (i % 2 == 0) order.add(i);
+        Collections.shuffle(order, random);
+        for (int i : order) {
+            d.untrack(all.get(i));
+            d.untrack(all.get(i));  // twice is once
+        }
+        // left: the odd ones; due among them: odd multiples of 3
+        int due = 0;
+        for (int i = 1; i < n; i += 2) if (i % 3 == 0) due++;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (d.size() != n / 2 - due && System.nanoTime() < until) Thread.sleep(5);
+        Thread.sleep(Deadlines.TICK.toMillis() * 5);
+        assertEquals(n / 2 - due, d.size(), "the due ones expired, the rest are still tracked");
+        for (int i = 0; i < n; i++) {
+            int expected = i % 2 == 1 && i % 3 == 0 ? 1 : 0;
+            assertEquals(expected, expiries[i].get(), "expiries of #" + i);
+        }
+        for (int i = 1; i < n; i += 2) d.untrack(all.get(i));
         assertEquals(0, d.size());
     }
 
