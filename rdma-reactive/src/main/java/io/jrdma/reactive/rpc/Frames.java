@@ -61,6 +61,18 @@ final class Frames {
             return crc;
         }
 
+        /** CRC32C of {@code length} bytes of {@code segment} at {@code offset}. */
+        int crc32c(MemorySegment segment, long offset, long length) {
+            reset();
+            if (length > 0) update(segment, offset, length);
+            return (int) crc.getValue();
+        }
+
+        /** CRC32C of {@code bytes}. */
+        int crc32c(byte[] bytes) {
+            return crc32c(bytes, 0, bytes.length);
+        }
+
         /** Adds {@code length} bytes of {@code segment} at {@code offset}. */
         void update(MemorySegment segment, long offset, long length) {
             if (length <= SCRATCH) {
@@ -80,16 +92,11 @@ final class Frames {
     }
 
     static int crc32c(MemorySegment segment, long offset, long length) {
-        Checksum c = CHECKSUM.get();
-        c.reset();
-        if (length > 0) c.update(segment, offset, length);
-        return (int) c.crc.getValue();
+        return CHECKSUM.get().crc32c(segment, offset, length);
     }
 
     static int crc32c(byte[] bytes) {
-        CRC32C crc = CHECKSUM.get().reset();
-        crc.update(bytes);
-        return (int) crc.getValue();
+        return CHECKSUM.get().crc32c(bytes);
     }
 
     /** CRC32C of a header whose checksum field (4 bytes at {@code crcOffset}) counts as zero. */

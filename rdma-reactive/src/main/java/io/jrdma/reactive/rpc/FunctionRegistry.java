@@ -1,5 +1,6 @@
 package io.jrdma.reactive.rpc;
 
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -8,16 +9,25 @@ import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
 
 /** The functions a running server can execute, by wire id; fixed when the server binds. */
 final class FunctionRegistry {
     record Function(String name, int id, RpcHandler handler) {}
 
-    private final Map<Integer, Function> byId;
+    /**
+     * The ids in ascending order and their functions at the same index: a lookup per call is a
+     * binary search over ints, where a {@code Map<Integer, ..>} boxed each id (a CRC, so rarely a
+     * cached Integer) and hashed it through two virtual calls.
+     */
+    private final int[] ids;
+    private final Function[] byId;
     private final Map<String, Function> byName;
 
     private FunctionRegistry(Map<Integer, Function> byId, Map<String, Function> byName) {
-        this.byId = byId;
+        this.ids = byId.keySet().stream().mapToInt(Integer::intValue).sorted().toArray();
+        this.byId = new Function[ids.length];
+        for (int i = 0; i < ids.length; i++) this.byId[i] = byId.get(ids[i]);
         this.byName = byName;
     }
 
@@ -38,8 +48,9 @@ final class FunctionRegistry {
         return new FunctionRegistry(Map.copyOf(byId), Collections.unmodifiableMap(byName));
     }
 
-    Function byId(int id) {
-        return byId.get(id);
+    @Nullable Function byId(int id) {
+        int i = Arrays.binarySearch(ids, id);
+        return i >= 0 ? byId[i] : null;
     }
 
     List<String> names() {

@@ -26,7 +26,10 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
 
     /** Writes the 32 header bytes at {@code offset}, checksum included: built on the heap, copied out at once. */
     void encode(MemorySegment out, long offset) {
-        Frames.Checksum c = Frames.scratch();
+        encode(Frames.scratch(), out, offset);
+    }
+
+    private void encode(Frames.Checksum c, MemorySegment out, long offset) {
         byte[] h = c.header;
         putInt(h, 0, Frames.RESPONSE_MAGIC);
         h[4] = (byte) Frames.VERSION;
@@ -43,7 +46,8 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
 
     /** A whole response frame: header and payload, written into {@code out} at {@code offset}. */
     static int encodeFrame(RpcStatus status, int flags, long requestId, byte[] payload, MemorySegment out, long offset) {
-        new ResponseHeader(status, flags, requestId, payload.length, Frames.crc32c(payload)).encode(out, offset);
+        Frames.Checksum c = Frames.scratch();
+        new ResponseHeader(status, flags, requestId, payload.length, c.crc32c(payload)).encode(c, out, offset);
         MemorySegment.copy(payload, 0, out, ValueLayout.JAVA_BYTE, offset + RESPONSE_HEADER, payload.length);
         return RESPONSE_HEADER + payload.length;
     }
@@ -80,7 +84,7 @@ record ResponseHeader(RpcStatus status, int flags, long requestId, int payloadLe
         int payloadCrc = getInt(b, 20);
         ResponseHeader h = new ResponseHeader(status, getUnsignedShort(b, 6), getLong(b, 8), (int) payloadLength, payloadCrc);
         // the header copy is read: the payload's checksum may use the thread's scratch now
-        if (Frames.crc32c(frame, RESPONSE_HEADER, payloadLength) != payloadCrc) return bad("response payload checksum mismatch");
+        if (c.crc32c(frame, RESPONSE_HEADER, payloadLength) != payloadCrc) return bad("response payload checksum mismatch");
         return new Frame(h, Frames.copyOut(frame, RESPONSE_HEADER, payloadLength), null);
     }
 

@@ -7,6 +7,7 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.System.Logger.Level;
@@ -15,14 +16,19 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.MonoSink;
+import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
@@ -59,6 +65,7 @@ public final class RpcClient {
     private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
     /** Attempt timeouts of every client, swept together (a timer per call costs a thread wake-up each). */
     private static final Deadlines DEADLINES = new Deadlines();
+    private static final AtomicIntegerFieldUpdater<PendingCall> BEGUN = AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "begun");
 
     private final RdmaConnection connection;
     private final CallOptions defaults;
@@ -76,7 +83,13 @@ public final class RpcClient {
      */
     private final AtomicReferenceArray<PendingCall> pending;
     private final int pendingMask;
-    private final Set<PendingCall> live = ConcurrentHashMap.newKeySet();
+    /**
+     * Attempts begun and not yet over, which a closing connection fails: linked through the calls
+     * themselves under {@code liveLock}. A concurrent set hashed every call by its identity (a
+     * runtime call to install the hash in a fresh object) and made a node per call.
+     */
+    private final Object liveLock = new Object();
+    private @Nullable PendingCall liveHead;  // guarded by liveLock
     private final Object sendLock = new Object();
     private long lastId;  // guarded by sendLock
     private volatile Hello hello;
@@ -142,8 +155,8 @@ public final class RpcClient {
     }
 
     private void start() {
-        // receive() after receive(), not receives(), which completes on an orderly close: pending calls are told why the connection closed
-        new Receiver(connection, this::onMessage, this::closed).start();
+        // an orderly close completes receives(): pending calls then learn only that it closed
+        connection.receives().subscribe(this::onMessage, this::closed, () -> closed(null));
     }
 
     private RpcClient opened(Hello h) {
@@ -185,7 +198,7 @@ public final class RpcClient {
         Objects.requireNonNull(options, "options");
         if (options.retries() == 0 && options.idempotencyKey() == null) {
             // one attempt without a key, the common call: no operator around it, the attempt counts its own outcome
-            return Mono.create(sink -> single(function, payload, options, sink));
+            return new SingleCall(function, payload, options);
         }
         return Mono.defer(() -> {
             Request r = prepare(function, payload, options);
@@ -204,15 +217,58 @@ public final class RpcClient {
         });
     }
 
-    /** A call of one attempt and no key: the attempt counts the call's outcome. */
-    private void single(String function, byte[] payload, CallOptions options, MonoSink<byte[]> sink) {
-        Request r = prepare(function, payload, options);
-        start(r, r.window, options.timeout(), 1, true, sink);
+    /**
+     * A call of one attempt and no key, each subscription a call whose attempt counts the call's
+     * outcome. Its subscription is the attempt itself: {@code Mono.create} cost a lambda, the
+     * create operator, its sink, and a disposable and a method reference for the cancel per call.
+     */
+    private final class SingleCall extends Mono<byte[]> {
+        private final String function;
+        private final byte[] payload;
+        private final CallOptions options;
+
+        SingleCall(String function, byte[] payload, CallOptions options) {
+            this.function = function;
+            this.payload = payload;
+            this.options = options;
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super byte[]> actual) {
+            Request r;
+            try {
+                r = prepare(function, payload, options);
+            } catch (RuntimeException e) {
+                Operators.error(actual, e);
+                return;
+            }
+            actual.onSubscribe(new PendingCall(r, r.window, actual, options.timeout(), 1, true));
+        }
+    }
+
+    /** One more attempt of a prepared request per subscription; the operators around it count the call's outcome. */
+    private final class Attempt extends Mono<byte[]> {
+        private final Request request;
+        private final int windowBytes;
+        private final Duration timeout;
+        private final AtomicInteger attempt;
+
+        Attempt(Request request, int windowBytes, Duration timeout, AtomicInteger attempt) {
+            this.request = request;
+            this.windowBytes = windowBytes;
+            this.timeout = timeout;
+            this.attempt = attempt;
+        }
+
+        @Override
+        public void subscribe(CoreSubscriber<? super byte[]> actual) {
+            actual.onSubscribe(new PendingCall(request, windowBytes, actual, timeout, attempt.incrementAndGet(), false));
+        }
     }
 
     /**
      * Counts the call and makes its request; a request that cannot be made is counted failed and
-     * thrown, which {@code Mono.create} and {@code Mono.defer} signal as the call's error.
+     * thrown, which the call's {@code Mono} and {@code Mono.defer} signal as the call's error.
      */
     private Request prepare(String function, byte[] payload, CallOptions options) {
         calls.increment();
@@ -338,15 +394,7 @@ public final class RpcClient {
     }
 
     private Mono<byte[]> attempt(Request r, int windowBytes, Duration timeout, AtomicInteger attempt) {
-        return Mono.create(sink -> start(r, windowBytes, timeout, attempt.incrementAndGet(), false, sink));
-    }
-
-    private void start(Request r, int windowBytes, Duration timeout, int attemptNumber, boolean countsOutcome, MonoSink<byte[]> sink) {
-        attempts.increment();
-        PendingCall p = new PendingCall(r, windowBytes, sink, timeout, attemptNumber, countsOutcome);
-        sink.onCancel(p::abandon);
-        DEADLINES.track(p);
-        p.begin();
+        return new Attempt(r, windowBytes, timeout, attempt);
     }
 
     /** What is sent, shared by a call's attempts, and the first attempt's response window. */
@@ -404,25 +452,57 @@ public final class RpcClient {
         p.answered(f);
     }
 
-    private void closed(Throwable cause) {
+    private void closed(@Nullable Throwable cause) {
         closedBy = cause != null ? cause : new ConnectionException.Closed(connection + " closed");
-        for (PendingCall p : live) p.lost(closedBy);
+        List<PendingCall> calls = new ArrayList<>();
+        synchronized (liveLock) {
+            for (PendingCall p = liveHead; p != null; p = p.liveNext) calls.add(p);
+        }
+        for (PendingCall p : calls) p.lost(closedBy);
     }
 
     // ------------------------------------------------------------------------------ one attempt
 
+    private void addLive(PendingCall p) {
+        synchronized (liveLock) {
+            PendingCall head = liveHead;
+            p.liveNext = head;
+            if (head != null) head.livePrev = p;
+            liveHead = p;
+            p.isLive = true;
+        }
+    }
+
+    private void removeLive(PendingCall p) {
+        synchronized (liveLock) {
+            if (!p.isLive) return;
+            p.isLive = false;
+            PendingCall prev = p.livePrev;
+            PendingCall next = p.liveNext;
+            if (prev != null) prev.liveNext = next;
+            else liveHead = next;
+            if (next != null) next.livePrev = prev;
+            p.livePrev = null;
+            p.liveNext = null;
+        }
+    }
+
     /**
-     * One request from credit to answer. Every transition holds the monitor; what the request
-     * holds (credit, staging range, a reference on the exposed buffer) is given back exactly once:
-     * at once when it is abandoned before the post, else when the answer arrives or the
-     * connection closes - the server may READ the payload or WRITE the window until then.
+     * One request from credit to answer, begun by its subscriber's first request. Every
+     * transition holds the monitor; what the request holds (credit, staging range, a reference
+     * on the exposed buffer) is given back exactly once: at once when it is abandoned before the
+     * post, else when the answer arrives or the connection closes - the server may READ the
+     * payload or WRITE the window until then.
+     * <p>
+     * It is also its caller's {@code Subscription} (a cancel abandons it) and the subscriber of
+     * its own SEND: a call allocates no operator, sink or lambda around it.
      */
-    private final class PendingCall implements Deadlines.Tracked {
+    private final class PendingCall implements Deadlines.Tracked, Subscription, CoreSubscriber<WorkCompletion> {
         private enum State { CREDIT, STAGING, BUFFER, SENT, DONE }
 
         final Request request;
         final int windowBytes;
-        final MonoSink<byte[]> sink;
+        final CoreSubscriber<? super byte[]> actual;
         final Duration timeout;
         final int attemptNumber;
         /** The call's only attempt: it counts the call succeeded or failed (else operators around the attempts do). */
@@ -436,12 +516,21 @@ public final class RpcClient {
         long stagingOffset = -1;
         long stagingBytes;
         volatile long requestId;
+        /** The caller's first request began the call; a cancel ended the caller's interest (nothing is signalled after it). */
+        private volatile int begun;
+        private volatile boolean cancelled;
+        private int deadlineSlot;  // Deadlines' lock guards it
+        // the client's live list; its lock guards these
+        @Nullable PendingCall livePrev;
+        @Nullable PendingCall liveNext;
+        boolean isLive;
 
-        PendingCall(Request request, int windowBytes, MonoSink<byte[]> sink, Duration timeout, int attemptNumber, boolean countsOutcome) {
+        PendingCall(Request request, int windowBytes, CoreSubscriber<? super byte[]> actual, Duration timeout, int attemptNumber,
+                    boolean countsOutcome) {
             this.countsOutcome = countsOutcome;
             this.request = request;
             this.windowBytes = windowBytes;
-            this.sink = sink;
+            this.actual = actual;
             this.timeout = timeout;
             this.attemptNumber = attemptNumber;
             this.deadline = System.nanoTime() + timeout.toNanos();
@@ -450,6 +539,36 @@ public final class RpcClient {
         @Override
         public long deadlineNanos() {
             return deadline;
+        }
+
+        @Override
+        public int deadlineSlot() {
+            return deadlineSlot;
+        }
+
+        @Override
+        public void deadlineSlot(int slot) {
+            deadlineSlot = slot;
+        }
+
+        @Override
+        public void request(long n) {
+            if (n <= 0) {
+                if (BEGUN.compareAndSet(this, 0, 1) && !cancelled) {
+                    failWith(new IllegalArgumentException("request must be positive (rule 3.9): " + n));
+                }
+                return;
+            }
+            if (!BEGUN.compareAndSet(this, 0, 1) || cancelled) return;
+            attempts.increment();
+            DEADLINES.track(this);
+            begin();
+        }
+
+        @Override
+        public void cancel() {
+            cancelled = true;
+            abandon();
         }
 
         /** The attempt timed out: like a cancel, and the caller learns why. */
@@ -469,7 +588,15 @@ public final class RpcClient {
         }
 
         void begin() {
-            live.add(this);
+            boolean over;
+            synchronized (this) {
+                over = state == State.DONE;  // cancelled meanwhile: giveBack has run, maybe before the deadline was tracked
+                if (!over) addLive(this);
+            }
+            if (over) {
+                DEADLINES.untrack(this);
+                return;
+            }
             if (closedBy != null) {
                 lost(closedBy);
                 return;
@@ -570,8 +697,7 @@ public final class RpcClient {
                         // reach the wire in order. A failure may be signalled synchronously, inside these
                         // locks; its cleanup frees credits and staging that wake other calls, so it runs
                         // on another thread rather than nest their locks inside ours.
-                        connection.send(b, 0, length).subscribe(wc -> { },
-                                e -> Schedulers.parallel().schedule(() -> sendFailed(e)));
+                        connection.send(b, 0, length).subscribe(this);
                     }
                 }
             } catch (RuntimeException e) {
@@ -617,6 +743,26 @@ public final class RpcClient {
             fail(new RpcException.ConnectionLost(request.function, e));
         }
 
+        // the SEND's subscriber: only its failure matters
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            s.request(Long.MAX_VALUE);
+        }
+
+        @Override
+        public void onNext(WorkCompletion wc) {
+        }
+
+        @Override
+        public void onError(Throwable e) {
+            Schedulers.parallel().schedule(() -> sendFailed(e));
+        }
+
+        @Override
+        public void onComplete() {
+        }
+
         void answered(ResponseHeader.Frame f) {
             boolean late;
             synchronized (this) {
@@ -651,12 +797,14 @@ public final class RpcClient {
 
         private void succeed(byte[] payload) {
             if (countsOutcome) succeeded.increment();
-            sink.success(payload);
+            if (cancelled) return;
+            actual.onNext(payload);
+            actual.onComplete();
         }
 
         private void failWith(Throwable e) {
             if (countsOutcome) failed.increment();
-            sink.error(e);
+            if (!cancelled) actual.onError(e);
         }
 
         /** The caller gave up (cancel). */
@@ -718,7 +866,7 @@ public final class RpcClient {
                 cw = creditWaiter;
                 sw = stagingWaiter;
             }
-            live.remove(this);
+            removeLive(this);
             DEADLINES.untrack(this);
             if (cw != null) credits.cancel(cw);  // granted meanwhile? credited() sees DONE and returns it
             if (sw != null) staging.cancel(sw);  // likewise staged()

@@ -1,5 +1,6 @@
 package io.jrdma.reactive.rpc;
 
+import java.util.Objects;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -29,7 +30,7 @@ public interface RpcHandler {
      * @return the handler
      */
     static RpcHandler of(Function<RpcRequest, byte @Nullable []> function) {
-        return request -> Mono.fromCallable(() -> function.apply(request));
+        return new SynchronousHandler(Objects.requireNonNull(function, "function"));
     }
 
     /**
@@ -44,5 +45,29 @@ public interface RpcHandler {
      */
     static <I, O> RpcHandler typed(Codec<I> in, Codec<O> out, Function<? super I, ? extends Mono<? extends O>> function) {
         return request -> Mono.defer(() -> function.apply(request.decode(in))).map(out::encode);
+    }
+}
+
+/**
+ * The handler {@link RpcHandler#of} makes. The server calls its function directly, where a
+ * {@code Mono.fromCallable} per call cost the Mono, a lambda, Reactor's subscribe path and a
+ * subscriber between the function and the answer; {@link #handle} is still that Mono for
+ * anyone else.
+ */
+final class SynchronousHandler implements RpcHandler {
+    private final Function<RpcRequest, byte @Nullable []> function;
+
+    SynchronousHandler(Function<RpcRequest, byte @Nullable []> function) {
+        this.function = function;
+    }
+
+    /** The function's result for {@code request} (null: no bytes); what it throws, thrown. */
+    byte @Nullable [] apply(RpcRequest request) {
+        return function.apply(request);
+    }
+
+    @Override
+    public Mono<byte[]> handle(RpcRequest request) {
+        return Mono.fromCallable(() -> function.apply(request));
     }
 }

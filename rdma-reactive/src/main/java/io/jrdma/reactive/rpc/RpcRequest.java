@@ -17,19 +17,29 @@ public final class RpcRequest {
     private final String function;
     private final long requestId;
     private final @Nullable IdempotencyKey key;
-    private final MemorySegment payload;
+    /** The memory the payload lies in, at {@link #offset} ({@link #buffer}'s segment, or an array's for {@link #of}). */
+    private final MemorySegment memory;
     private final @Nullable RegisteredBuffer buffer;
     private final int offset;
+    private final int length;
     private final boolean fetched;
+    /**
+     * The read-only slice, made when first asked for: a handler that only copies the payload
+     * ({@link #bytes}) needs none, and a slice and its read-only view are two objects and, under
+     * the lab's C1-only JIT, two calls into the segment implementation's checks per call. Racy but
+     * benign: a segment is immutable, and two threads would make equal slices.
+     */
+    private @Nullable MemorySegment payload;
 
-    RpcRequest(String function, long requestId, @Nullable IdempotencyKey key, MemorySegment payload, @Nullable RegisteredBuffer buffer,
-               int offset, boolean fetched) {
+    RpcRequest(String function, long requestId, @Nullable IdempotencyKey key, MemorySegment memory, @Nullable RegisteredBuffer buffer,
+               int offset, int length, boolean fetched) {
         this.function = function;
         this.requestId = requestId;
         this.key = key;
-        this.payload = payload.asReadOnly();
+        this.memory = memory;
         this.buffer = buffer;
         this.offset = offset;
+        this.length = length;
         this.fetched = fetched;
     }
 
@@ -41,7 +51,7 @@ public final class RpcRequest {
      * @return a request with id 1, no key and no registered buffer
      */
     public static RpcRequest of(String function, byte[] payload) {
-        return new RpcRequest(function, 1, null, MemorySegment.ofArray(payload.clone()), null, 0, false);
+        return new RpcRequest(function, 1, null, MemorySegment.ofArray(payload.clone()), null, 0, payload.length, false);
     }
 
     /** {@return the name of the function called} */
@@ -61,12 +71,14 @@ public final class RpcRequest {
 
     /** {@return the payload's length in bytes} */
     public int length() {
-        return (int) payload.byteSize();
+        return length;
     }
 
     /** {@return the payload, read-only, in registered memory (on-heap only for {@link #of})} */
     public MemorySegment payload() {
-        return payload;
+        MemorySegment p = payload;
+        if (p == null) payload = p = memory.asSlice(offset, length).asReadOnly();
+        return p;
     }
 
     /**
@@ -89,7 +101,7 @@ public final class RpcRequest {
 
     /** {@return a copy of the payload} */
     public byte[] bytes() {
-        return Frames.copyOut(payload, 0, payload.byteSize());
+        return Frames.copyOut(memory, offset, length);
     }
 
     /** {@return the payload decoded as UTF-8} */
@@ -99,7 +111,7 @@ public final class RpcRequest {
 
     /** {@return a read-only view of the payload, without a copy; valid as long as the payload is} */
     public ByteBuffer asByteBuffer() {
-        return payload.asByteBuffer();
+        return payload().asByteBuffer();
     }
 
     /**
@@ -110,7 +122,7 @@ public final class RpcRequest {
      * @return the value
      */
     public <T> T decode(Codec<T> codec) {
-        return codec.decode(payload);
+        return codec.decode(payload());
     }
 
     @Override
