@@ -155,8 +155,19 @@ public final class RpcClient {
     }
 
     private void start() {
-        // an orderly close completes receives(): pending calls then learn only that it closed
-        connection.receives().subscribe(this::onMessage, this::closed, () -> closed(null));
+        connection.receives().subscribe(this::onMessage, this::closed, this::closedInOrder);
+    }
+
+    /**
+     * receives() completed: the connection closed in an orderly way, the peer's doing or ours.
+     * Pending calls are told which ("the peer disconnected"): receive() on the closed connection
+     * fails with the closure itself, which receives() does not pass on.
+     */
+    private void closedInOrder() {
+        connection.receive().subscribe(m -> {
+            m.release();
+            closed(null);
+        }, this::closed, () -> closed(null));
     }
 
     private RpcClient opened(Hello h) {
