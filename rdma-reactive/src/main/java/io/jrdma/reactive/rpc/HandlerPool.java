@@ -126,9 +126,19 @@ final class HandlerPool {
         return threads;
     }
 
+    private static final VarHandle HANDED;
+
+    static {
+        try {
+            HANDED = MethodHandles.lookup().findVarHandle(Worker.class, "handed", Task.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
     private final class Worker implements Runnable {
         final Thread thread;
-        /** Set under the pool's lock with the worker off the idle stack; read by the worker. */
+        /** Set under the pool's lock with the worker off the idle stack; taken (read and cleared at once) by the worker. */
         volatile @Nullable Task handed;
         @Nullable Worker below;  // guarded by the pool
 
@@ -158,10 +168,12 @@ final class HandlerPool {
             }
         }
 
-        private Task take() {
-            Task t = handed;
-            handed = null;
-            return t;
+        /**
+         * The handed task, cleared in the same step: a read then a clear lost a task handed between
+         * the two (a worker going idle takes while a submitter hands it one), and its call timed out.
+         */
+        private @Nullable Task take() {
+            return (Task) HANDED.getAndSet(this, (Task) null);
         }
 
         /** The queue's head, else idle until handed a task; null when idle too long (the worker ends). */

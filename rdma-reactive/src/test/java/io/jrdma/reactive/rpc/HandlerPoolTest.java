@@ -144,6 +144,41 @@ class HandlerPoolTest {
         assertTrue(later.await(10, TimeUnit.SECONDS), "a new worker starts after the last ended");
     }
 
+    /**
+     * A worker going idle and a submitter handing it a task meet at the worker's {@code handed}
+     * field: the worker's take must read and clear it in one step, or a task handed between the
+     * read and the clear is lost (its RPC call then times out). Submitters race idle workers here
+     * for a few seconds; each task must run.
+     */
+    @Test
+    void everyTaskHandedToAWorkerGoingIdleRuns() throws Exception {
+        HandlerPool pool = new HandlerPool("test", 4, 100_000, MINUTE);
+        int submitters = 4;
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        AtomicReference<String> lost = new AtomicReference<>();
+        AtomicInteger ran = new AtomicInteger();
+        Thread[] threads = new Thread[submitters];
+        for (int s = 0; s < submitters; s++) {
+            threads[s] = Thread.ofPlatform().start(() -> {
+                try {
+                    while (System.nanoTime() < until && lost.get() == null) {
+                        CountDownLatch done = new CountDownLatch(1);
+                        pool.execute(task(() -> {
+                            ran.incrementAndGet();
+                            done.countDown();
+                        }));
+                        if (!done.await(5, TimeUnit.SECONDS)) lost.compareAndSet(null, "a task handed to the pool never ran");
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+        }
+        for (Thread t : threads) t.join(TimeUnit.SECONDS.toMillis(20));
+        assertEquals(null, lost.get(), "after " + ran.get() + " tasks");
+        assertTrue(ran.get() > 1000, "the race was exercised: " + ran.get() + " tasks");
+    }
+
     private static boolean idle(Thread t) {
         Thread.State s = t.getState();
         return s == Thread.State.TIMED_WAITING || s == Thread.State.WAITING;
