@@ -29,7 +29,7 @@ import reactor.core.publisher.Sinks;
 public final class DisposableRdmaServer implements Disposable {
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
 
-    private final Inbox<RdmaConnection> accepted = new Inbox<>();
+    private final Inbox<RdmaConnection> accepted = new Inbox<>(RdmaConnection::dispose);
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;  // null: taken by accept()
     private final Disposable.Composite handling = Disposables.composite();
     private final Sinks.Empty<Void> closed = Sinks.empty();

@@ -29,8 +29,8 @@ import reactor.core.publisher.Flux;
 @Measurement(iterations = 5, time = 1)
 @Fork(1)
 public class ReceivesBench {
-    private final Inbox<Integer> viaReceives = new Inbox<>();
-    private final Inbox<Integer> viaOperators = new Inbox<>();
+    private final Inbox<Integer> viaReceives = new Inbox<>(m -> { });
+    private final Inbox<Integer> viaOperators = new Inbox<>(m -> { });
     private final Integer message = 1;
     private long received;
 

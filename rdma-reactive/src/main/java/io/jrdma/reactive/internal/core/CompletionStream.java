@@ -33,7 +33,10 @@ public final class CompletionStream {
     private final Executor loop;
     private final Consumer<WorkCompletion> process;
     private final ArrayDeque<WorkCompletion> held = new ArrayDeque<>();  // loop thread only
-    /** Written by the loop, read by requesters: whether a request has anything to release. */
+    /**
+     * Written by the loop, read by requesters: whether a request has anything to release. Never
+     * below what is held while the loop looks at the demand (a request meanwhile must ask for a drain).
+     */
     private volatile int heldCount;
     private volatile FluxSink<WorkCompletion> sink;
     private final AtomicLong demand = new AtomicLong();
@@ -88,6 +91,11 @@ public final class CompletionStream {
             return;
         }
         held.add(wc);
+        // published before drain() looks at the demand and the subscriber: a request (or a cancel)
+        // that comes after that look then sees it and asks the loop for a drain. Published only at
+        // the drain's end, a request between the look and the count saw nothing held and asked
+        // for none, and the completion stayed held with its demand left (and its credit taken).
+        heldCount = held.size();
         drain();
     }
 

@@ -119,7 +119,7 @@ public final class ConnectionCore implements Loop.Member {
     private final BufferPool receivePool;        // null with an SRQ
     private final ReceiveQueue receiveQueue;     // null with an SRQ
     private final SharedReceiver srq;            // null without
-    private final Inbox<ReceivedMessage> inbox = new Inbox<>();
+    private final Inbox<ReceivedMessage> inbox = new Inbox<>(ReceivedMessage::release);
     private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
     private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
     private final Runnable messageReleased = this::messageReleased;  // one per connection: no allocation per message

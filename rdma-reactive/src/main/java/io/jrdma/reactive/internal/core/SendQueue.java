@@ -357,7 +357,14 @@ public final class SendQueue {
             if (op.deadline - now <= 0) timedOut(op);
             else next = Math.min(next, op.deadline);
         }
-        if (next != Long.MAX_VALUE && sweepArmed.compareAndSet(false, true)) armSweep(next);
+        if (next != Long.MAX_VALUE) {
+            // armed for the earliest deadline left even if a post during this sweep armed the timer
+            // first (a retry from a timeout's signal, say): that post's deadline is a whole timeout
+            // away, and the operations seen here would have timed out that much late. The timer
+            // the post armed runs too, and finds what is due then.
+            sweepArmed.set(true);
+            armSweep(next);
+        }
     }
 
     /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */

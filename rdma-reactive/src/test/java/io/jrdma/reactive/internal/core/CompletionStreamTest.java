@@ -10,9 +10,14 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.LongStream;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import reactor.core.Disposable;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.test.StepVerifier;
 import reactor.test.subscriber.TestSubscriber;
 
@@ -131,5 +136,71 @@ class CompletionStreamTest {
         assertEquals(ids, taken);
         assertEquals(ids, s.getReceivedOnNext().stream().map(WorkCompletion::wrId).toList());
         assertEquals(0, stream.held());
+    }
+
+    /**
+     * A request from another thread and a completion the loop holds for lack of demand meet at the
+     * held count: the loop must publish it before it looks at the demand, or a request between its
+     * look (no demand) and its count (nothing held, still) asks for no drain, and the completion
+     * stays held with demand left: its credit never comes back. A "loop" thread offers the first
+     * completion of one fresh stream after another while the test thread chases it, requesting one
+     * from the stream being offered to; then every completion must have been emitted.
+     */
+    @Test
+    void aCompletionHeldWhileItsRequestArrivesIsEmitted() throws Exception {
+        int streams = 2_000;
+        long until = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        long offers = 0;
+        while (System.nanoTime() < until) {
+            ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+            CompletionStream[] shared = new CompletionStream[streams];
+            List<BaseSubscriber<WorkCompletion>> subscribers = new ArrayList<>(streams);
+            AtomicLong emitted = new AtomicLong();
+            for (int j = 0; j < streams; j++) {
+                shared[j] = new CompletionStream(tasks::add, wc -> { });
+                BaseSubscriber<WorkCompletion> s = new BaseSubscriber<>() {
+                    @Override
+                    protected void hookOnSubscribe(Subscription subscription) {
+                        // no demand yet
+                    }
+
+                    @Override
+                    protected void hookOnNext(WorkCompletion wc) {
+                        emitted.incrementAndGet();
+                    }
+                };
+                shared[j].flux().subscribe(s);
+                subscribers.add(s);
+            }
+            AtomicInteger offering = new AtomicInteger(-1);
+            Thread loop = Thread.ofPlatform().name("loop").start(() -> {
+                for (int j = 0; j < streams; j++) {
+                    offering.set(j);
+                    // the request lands around the offer's look at the demand: a varying delay sweeps the window
+                    for (int k = j % 8; k > 0; k--) Thread.onSpinWait();
+                    shared[j].offer(wc(j));
+                }
+            });
+            boolean[] requested = new boolean[streams];
+            for (int seen = -1; seen < streams - 1; ) {
+                int j = offering.get();
+                if (j == seen) {
+                    Thread.onSpinWait();
+                    continue;
+                }
+                seen = j;
+                requested[j] = true;
+                subscribers.get(j).request(1);
+            }
+            loop.join(WAIT.toMillis());
+            for (int j = 0; j < streams; j++) if (!requested[j]) subscribers.get(j).request(1);
+            Runnable r;
+            while ((r = tasks.poll()) != null) r.run();  // the loop's turn: the drains the requests asked for
+            int held = 0;
+            for (CompletionStream c : shared) held += c.held();
+            assertEquals(streams, emitted.get(), held + " completions were requested but stay held, after " + offers + " offers");
+            offers += streams;
+        }
+        assertTrue(offers > 10_000, "the race was exercised: " + offers + " offers");
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.HandOff;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.ReceivedMessage;
@@ -22,7 +23,8 @@ class InboxTest {
 
     private final Arena arena = Arena.ofShared();
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 1, 2, 64, 4, () -> { });
-    private final Inbox<ReceivedMessage> inbox = new Inbox<>();
+    private final List<ReceivedMessage> discarded = new ArrayList<>();
+    private final Inbox<ReceivedMessage> inbox = new Inbox<>(discarded::add);
 
     @AfterEach
     void tearDown() {
@@ -77,5 +79,36 @@ class InboxTest {
         assertEquals(List.of(a, b), inbox.takeUnread());
         assertEquals(List.of(), inbox.takeUnread());
         assertEquals(0, inbox.queued());
+    }
+
+    /**
+     * A receiver takes a message out of the inbox before it is handed over; if it cancels just
+     * then while the owner closes and takes the unread (a local close, a server's dispose), the
+     * message comes back after that take: it must reach the discard (released), not sit in an
+     * inbox nobody reads any more.
+     */
+    @Test
+    void aMessageHandedBackAfterTheUnreadWereTakenIsDiscardedNotLost() {
+        ReceivedMessage a = message(1);
+        inbox.deliver(a);
+        List<List<ReceivedMessage>> takenMeanwhile = new ArrayList<>();
+        inbox.await(new HandOff.Waiter<>() {
+            @Override
+            public boolean offer(ReceivedMessage m) {
+                // between the take and the hand-over: the owner closes and takes what is unread
+                inbox.close(() -> new ConnectionException.Closed("closed"));
+                takenMeanwhile.add(inbox.takeUnread());
+                return false;  // and this receiver cancelled as it was handed the message
+            }
+
+            @Override
+            public void fail(Throwable error) {
+            }
+        });
+        assertEquals(List.of(List.of()), takenMeanwhile, "the message was out of the inbox when the unread were taken");
+        assertEquals(List.of(a), discarded, "the message came back after the take: discarded, not queued where nobody releases it");
+        assertEquals(0, inbox.queued());
+        inbox.deliver(message(2));
+        assertEquals(2, discarded.size(), "and so is one that arrives later");
     }
 }

@@ -86,7 +86,7 @@ class ReceivesTckTest {
     private record Fed(long n) implements Publisher<Integer> {
         @Override
         public void subscribe(Subscriber<? super Integer> subscriber) {
-            Inbox<Integer> inbox = new Inbox<>();
+            Inbox<Integer> inbox = new Inbox<>(m -> { });
             new Receives<>(inbox, e -> e == ORDERLY, null).subscribe(subscriber);
             feeders.add(Thread.ofPlatform().daemon().start(() -> {
                 for (long i = 0; i < n; i++) {

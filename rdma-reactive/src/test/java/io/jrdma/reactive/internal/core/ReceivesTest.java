@@ -29,7 +29,7 @@ class ReceivesTest {
     private static final IllegalStateException ORDERLY = new IllegalStateException("closed in an orderly way");
     private static final IllegalStateException BROKEN = new IllegalStateException("closed by an error");
 
-    private final Inbox<Integer> inbox = new Inbox<>();
+    private final Inbox<Integer> inbox = new Inbox<>(m -> { });
 
     private Flux<Integer> receives(@Nullable Consumer<Integer> onReceived) {
         return new Receives<>(inbox, e -> e == ORDERLY, onReceived);
@@ -138,7 +138,7 @@ class ReceivesTest {
         StepVerifier.create(receives()).expectNext(0, 1).expectComplete().verify(WAIT);
         StepVerifier.create(receives()).expectComplete().verify(WAIT);
 
-        Inbox<Integer> broken = new Inbox<>();
+        Inbox<Integer> broken = new Inbox<>(m -> { });
         broken.deliver(0);
         broken.close(() -> BROKEN);
         StepVerifier.create(new Receives<>(broken, e -> e == ORDERLY, null)).expectNext(0).expectErrorSatisfies(e -> assertSame(BROKEN, e)).verify(WAIT);

@@ -756,4 +756,25 @@ class SendQueueTest {
         assertEquals(List.of(), pending, "no task left on the timer");
         b.release();
     }
+
+    /**
+     * The sweep re-arms for the earliest deadline left, even when a post made during the sweep
+     * armed the timer first, for its own, later deadline: here the subscriber of the operation
+     * that times out posts again from its error (a retry), inside the sweep. The operation posted
+     * in between must still time out at its own deadline, not a whole timeout later.
+     */
+    @Test
+    void anOperationTimesOutAtItsDeadlineWhenARetryPostedDuringTheSweepArmedALaterOne() {
+        SendQueue q = queue(3);
+        RegisteredBuffer b = pool.tryAcquire();
+        List<Object> retried = new CopyOnWriteArrayList<>();
+        subscriptions.add(send(q, b).subscribe(null, e -> subscribe(send(q, b)).forEach(retried::add)));  // times out at 30 s
+        clock.advanceTimeBy(Duration.ofSeconds(10));
+        List<Object> second = subscribe(send(q, b));  // times out at 40 s
+        clock.advanceTimeBy(Duration.ofSeconds(20));  // 30 s: the first times out and its retry posts (deadline 60 s)
+        assertEquals(3, posted.size(), "the retry was posted during the sweep");
+        clock.advanceTimeBy(Duration.ofSeconds(10));  // 40 s
+        assertEquals(1, second.size(), "the second operation timed out at its deadline, 40 s, not at the retry's 60 s");
+        assertTrue(second.get(0) instanceof OperationTimeoutException, String.valueOf(second));
+    }
 }
