@@ -775,13 +775,9 @@ public final class RpcClient {
         }
 
         void answered(ResponseHeader.Frame f) {
-            boolean late;
-            synchronized (this) {
-                if (state == State.DONE) return;
-                late = abandoned;
-            }
-            if (!giveBack()) return;
-            if (late) {
+            int given = giveBack();
+            if (given == OVER) return;
+            if (given == GIVEN_BACK_TOLD) {  // cancelled or timed out: the caller has its answer
                 lateResponses.increment();
                 return;
             }
@@ -825,49 +821,52 @@ public final class RpcClient {
         }
 
         void lost(Throwable cause) {
-            boolean silent;
-            synchronized (this) {
-                if (state == State.DONE) return;
-                silent = abandoned;
-            }
             unpend();
-            if (giveBack() && !silent) failWith(new RpcException.ConnectionLost(request.function, cause));
+            if (giveBack() == GIVEN_BACK) failWith(new RpcException.ConnectionLost(request.function, cause));
         }
 
+        /** Fails the call, unless it is over or its caller was told already (a timeout, a cancel): one terminal signal. */
         private void fail(RpcException e) {
-            synchronized (this) {
-                if (state == State.DONE) return;
-            }
-            if (giveBack()) failWith(e);
+            if (giveBack() == GIVEN_BACK) failWith(e);
         }
 
         /**
          * Before the post everything goes back now; after it, the request is only marked
          * abandoned and keeps its credit and staging until the answer (the server may still READ
          * the payload or WRITE the window). Decided under the monitor, together with the state
-         * change, so a post cannot slip in between. False if the call was already over.
+         * change, so a post cannot slip in between. False if the call was already over, or was
+         * abandoned after its post already (its caller was told then: a cancel, then the timeout).
          */
         private boolean withdraw() {
-            return giveBack(true);
+            return giveBack(true) != OVER;
         }
 
-        /** Returns credit, staging and the exposed-buffer reference, once. */
-        private boolean giveBack() {
+        /**
+         * Returns credit, staging and the exposed-buffer reference, once: {@link #OVER} if the call
+         * was over already, {@link #GIVEN_BACK_TOLD} if its caller was told before (a timeout or a
+         * cancel abandoned it after the post), else {@link #GIVEN_BACK}. Whether the caller was told
+         * is read with the state change, in one step: read before it, a timeout in between was
+         * followed by a second terminal signal (an answer, or the SEND's failure).
+         */
+        private int giveBack() {
             return giveBack(false);
         }
 
-        private boolean giveBack(boolean unlessSent) {
+        private int giveBack(boolean unlessSent) {
             boolean credit;
             long offset;
             long bytes;
             CreditGate.Waiter cw;
             RangeAllocator.Waiter sw;
+            int given;
             synchronized (this) {
-                if (state == State.DONE) return false;
+                if (state == State.DONE) return OVER;
                 if (unlessSent && state == State.SENT) {
+                    if (abandoned) return OVER;  // a cancel and then the timeout: the caller was told once
                     abandoned = true;
-                    return true;
+                    return GIVEN_BACK;
                 }
+                given = abandoned ? GIVEN_BACK_TOLD : GIVEN_BACK;
                 state = State.DONE;
                 credit = hasCredit;
                 hasCredit = false;
@@ -886,9 +885,12 @@ public final class RpcClient {
                 exposed.release();
             }
             if (credit) credits.release();
-            return true;
+            return given;
         }
     }
+
+    /** What {@code giveBack} did: nothing (the call was over), gave back, gave back a call whose caller was told already. */
+    private static final int OVER = 0, GIVEN_BACK = 1, GIVEN_BACK_TOLD = 2;
 
     private int posted() {
         int n = 0;

@@ -15,9 +15,9 @@ import java.util.concurrent.locks.LockSupport;
  * goes silent while its TCP and its process live on. {@link #restore()} puts the lab back as
  * lab/softroce set it up (link up, policy route, ports ACTIVE), for the tests that run after.
  */
-final class LabNetwork {
+public final class LabNetwork {
     static final String NETDEV_A = System.getenv().getOrDefault("RXE_NETDEV_A", "rxa0");
-    static final String NETDEV_B = System.getenv().getOrDefault("RXE_NETDEV_B", "rxb0");
+    public static final String NETDEV_B = System.getenv().getOrDefault("RXE_NETDEV_B", "rxb0");
     private static final String DEV_A = System.getenv().getOrDefault("RXE_DEV_A", "rxe0");
     private static final String DEV_B = System.getenv().getOrDefault("RXE_DEV_B", "rxe1");
     private static final Duration WAIT = Duration.ofSeconds(30);
@@ -25,7 +25,7 @@ final class LabNetwork {
     private LabNetwork() {}
 
     /** Drops every RoCE v2 packet {@code netdev} sends: the device behind it stops answering (its ACKs, READ responses, CM replies). */
-    static void dropRoceFrom(String netdev) {
+    public static void dropRoceFrom(String netdev) {
         run("tc", "qdisc", "add", "dev", netdev, "root", "handle", "1:", "prio");
         run("tc", "filter", "add", "dev", netdev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
                 "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", "4791", "0xffff", "action", "drop");
@@ -38,7 +38,7 @@ final class LabNetwork {
         return m.find() ? Long.parseLong(m.group(1)) : 0;
     }
 
-    static void stopDropping(String netdev) {
+    public static void stopDropping(String netdev) {
         runQuietly("tc", "qdisc", "del", "dev", netdev, "root");
     }
 
@@ -65,7 +65,7 @@ final class LabNetwork {
     }
 
     /** As lab/softroce left it: both links up, no tc filter, both policy routes, both ports ACTIVE, a ping through the veth. */
-    static void restore() {
+    public static void restore() {
         stopDropping(NETDEV_A);
         stopDropping(NETDEV_B);
         runQuietly("ip", "link", "set", NETDEV_A, "up");
