@@ -585,10 +585,7 @@ public final class RpcClient {
         /** The attempt timed out: like a cancel, and the caller learns why. */
         @Override
         public void expire() {
-            synchronized (this) {
-                if (state == State.DONE || abandoned) return;
-            }
-            if (withdraw()) {
+            if (withdraw()) {  // false if over, or abandoned already (told of a cancel): one terminal signal
                 timeouts.increment();
                 failWith(new RpcException.Timeout(request.function, timeout, attemptNumber));
             }
