@@ -176,6 +176,8 @@ public final class SendQueue {
     private final int[] chainSlots;
     private final long chainBytes;
     private final RuntimeException[] chainFailure = new RuntimeException[1];
+    /** The peer's receiver credits, once the connection knows it speaks them; null: messages need none. */
+    private volatile @Nullable Credits credits;
 
     /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
     SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
@@ -296,9 +298,14 @@ public final class SendQueue {
         synchronized (lock) {
             // startPosting fails if the subscriber abandoned it; isTerminated: it cancelled before the
             // operation was WAITING, when abandoning it did nothing
-            if (c == null && head == null && freeTop > 0 && !op.isTerminated() && op.startPosting()) {
-                slot = freeSlots[--freeTop];
-                inFlight.set(slot, op);  // under the lock, so the sweep sees it here or in the queue
+            if (c == null && head == null && freeTop > 0 && !op.isTerminated() && takeCredit(op)) {
+                if (op.startPosting()) {
+                    slot = freeSlots[--freeTop];
+                    inFlight.set(slot, op);  // under the lock, so the sweep sees it here or in the queue
+                } else {
+                    refundCredit(op);
+                    link(op);
+                }
             } else {
                 link(op);
             }
@@ -433,8 +440,12 @@ public final class SendQueue {
                         }
                         if (freeTop == 0) break;  // no credit
                         if (taken > 0 && op.length > chainBytes - bytes) break;  // the chain is full: op starts the next
+                        if (!takeCredit(op)) break;  // the peer has no receive for it: it waits, and all behind it (FIFO)
                         unlinkHead();
-                        if (!op.startPosting()) continue;  // abandoned just now, and released by its abandoner
+                        if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
+                            refundCredit(op);
+                            continue;
+                        }
                         int slot = freeSlots[--freeTop];
                         inFlight.set(slot, op);  // before the post; under the lock, so the sweep sees it here or in the queue
                         bytes += op.length;
@@ -540,6 +551,7 @@ public final class SendQueue {
     private void notPosted(Op op, int slot, RuntimeException e) {
         inFlight.set(slot, null);
         returnSlot(slot);
+        refundCredit(op);
         op.release();
         Supplier<? extends Throwable> c = closed;
         op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
@@ -575,6 +587,26 @@ public final class SendQueue {
         }
         drain();
         return failed;
+    }
+
+    /**
+     * From now on a message (an operation that consumes a receive of the peer) is posted only
+     * against one of the peer's credits; set once, when the connection is established, before
+     * anything is posted.
+     */
+    void credits(Credits peerCredits) {
+        this.credits = peerCredits;
+    }
+
+    /** True if {@code op} needs no credit, or took one. */
+    private boolean takeCredit(Op op) {
+        Credits cr = credits;
+        return cr == null || !op.consumesReceive || cr.tryTake();
+    }
+
+    private void refundCredit(Op op) {
+        Credits cr = credits;
+        if (cr != null && op.consumesReceive) cr.refund();
     }
 
     /** From now on nothing is posted; the next {@link #drain()} fails waiting operations with {@code closedError}. */
@@ -678,6 +710,8 @@ public final class SendQueue {
 
         private final SendQueue queue;
         final SendOpcode opcode;
+        /** It consumes a receive of the peer (a credit, where the peer grants them). */
+        final boolean consumesReceive;
         /** The one element of the common case, without an array: {@code buffer} is null for a list. */
         final @Nullable RegisteredBuffer buffer;
         final long bufferOffset;
@@ -707,6 +741,7 @@ public final class SendQueue {
                    @Nullable List<ScatterGatherElement> list) {
             this.queue = queue;
             this.opcode = opcode;
+            this.consumesReceive = Credits.consumesReceive(opcode);
             this.buffer = buffer;
             this.bufferOffset = offset;
             this.bufferLength = length;
@@ -801,6 +836,10 @@ public final class SendQueue {
                     }
                 }
                 if (remote != null) remote.checkRange(remoteOffset, length);
+                if (length == 0 && opcode == SendOpcode.RDMA_WRITE_WITH_IMM && queue.credits != null) {
+                    return new IllegalArgumentException("a zero-length WRITE_WITH_IMM carries credit grants on a connection whose"
+                            + " peer speaks receiver credits: send the notification as a zero-length SEND_WITH_IMM");
+                }
                 return null;
             } catch (RuntimeException e) {
                 return e;

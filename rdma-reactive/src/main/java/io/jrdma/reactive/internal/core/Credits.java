@@ -1,0 +1,166 @@
+package io.jrdma.reactive.internal.core;
+
+import io.jrdma.ffm.SendOpcode;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Receiver credits of one connection whose peer speaks them (docs/credit-protocol.md): a message
+ * (SEND, SEND_WITH_IMM, WRITE_WITH_IMM, each consuming a receive of the peer) is posted only
+ * against a credit the peer granted, so a consumer that falls behind slows its producer instead of
+ * meeting it with RNR NAKs. It holds no verbs; the rules, provable without a device:
+ * <ul>
+ * <li>the peer's credits are its cumulative grant count, carried in the immediate of a control
+ *     message (a zero-length WRITE_WITH_IMM, bit 31 set, count in bits 0-29); a message is posted
+ *     only after {@link #tryTake()} took one of them, and a credit taken for a post that never
+ *     reached the QP comes back ({@link #refund()});</li>
+ * <li>a control message consumes one of the {@link #RESERVED} receives each side posts beyond the
+ *     window it grants, never a credit: it never waits behind a message, so two sides that are both
+ *     out of credits still exchange grants, and cannot deadlock;</li>
+ * <li>this side grants what its application gave back: every data receive posted again is
+ *     supplied ({@link #supplied(int)}); a control message's receive is posted again at once and
+ *     granted to nobody ({@link #controlArrived(int)} takes it out of the supply first);</li>
+ * <li>a grant goes out ({@link #grantNow()}) when there is something to grant and either every
+ *     message this side granted has arrived (the peer may be waiting) or at least half the window
+ *     is there to grant. Then at most two control messages can be unprocessed at the peer at any
+ *     time (the proof is in the protocol document), which the reserve of two covers;</li>
+ * <li>at most {@link #RESERVED} control messages are in this side's send queue at once (send slots
+ *     of their own, beyond the application's); a grant due while both are out goes once one
+ *     completes ({@link #controlCompleted()});</li>
+ * <li>a message that arrives when the peer had no credit for it is a protocol violation
+ *     ({@link #messageArrived()} returns false): the connection closes with a typed error.</li>
+ * </ul>
+ * Threads: the loop takes completions ({@link #messageArrived}, {@link #controlArrived},
+ * {@link #grantNow}, {@link #controlCompleted}); any thread supplies (a released message posts its
+ * buffer again on the releasing thread) and takes (the send queue's drainer).
+ */
+public final class Credits {
+    /** Receives each side posts beyond its window, for the peer's control messages. */
+    public static final int RESERVED = 2;
+    static final int CONTROL = 1 << 31;
+    private static final int COUNT_MASK = (1 << 30) - 1;
+
+    /** Credits the peer granted that no message took yet. */
+    private final AtomicInteger available;
+    /** The peer's cumulative grant count as last received, mod 2^30 (loop thread). */
+    private int peerGranted;
+
+    /** Receives this side grants at most: the peer never has more than this many messages outstanding. */
+    private final int window;
+    /** Receives posted for the peer's messages since the start, the window included. */
+    private final AtomicLong supply;
+    /** Granted since the start, the initial window included (loop thread). */
+    private volatile long granted;
+    /** The peer's messages that arrived (loop thread). */
+    private long received;
+    /** This side's control messages posted and not completed (loop thread). */
+    private int controlsOut;
+
+    /**
+     * @param window       what this side granted the peer in its descriptor: the receives it
+     *                     posted for messages, beyond the {@link #RESERVED} ones
+     * @param peerWindow   what the peer granted this side in its descriptor
+     */
+    public Credits(int window, int peerWindow) {
+        if (window < 1 || peerWindow < 0) throw new IllegalArgumentException("window " + window + ", peer's window " + peerWindow);
+        this.window = window;
+        this.supply = new AtomicLong(window);
+        this.granted = window;
+        this.available = new AtomicInteger(peerWindow);
+        this.peerGranted = peerWindow & COUNT_MASK;
+    }
+
+    /** Whether {@code opcode} consumes a receive of the peer, and so a credit. */
+    public static boolean consumesReceive(SendOpcode opcode) {
+        return opcode == SendOpcode.SEND || opcode == SendOpcode.SEND_WITH_IMM || opcode == SendOpcode.RDMA_WRITE_WITH_IMM;
+    }
+
+    /** Whether a receive completion is a control message: a zero-length WRITE_WITH_IMM (an application's is refused at post). */
+    public static boolean isControl(boolean writeWithImmediate, int byteLength) {
+        return writeWithImmediate && byteLength == 0;
+    }
+
+    // ------------------------------------------------------------------ sending
+
+    /** Takes a credit for a message about to be posted; false if the peer granted none. */
+    public boolean tryTake() {
+        while (true) {
+            int a = available.get();
+            if (a == 0) return false;
+            if (available.compareAndSet(a, a - 1)) return true;
+        }
+    }
+
+    /** A message that took a credit was not posted after all: the peer's receive is still free. */
+    public void refund() {
+        available.incrementAndGet();
+    }
+
+    /** Credits the peer granted that no message took yet. */
+    public int available() {
+        return available.get();
+    }
+
+    /**
+     * Loop thread: a control message with {@code immediate} arrived. Its receive goes out of the
+     * supply (it is posted again at once, and was never granted).
+     *
+     * @return the credits it added (0: a grant that only acknowledges), or -1 if it is no control
+     *         message of this protocol or grants more than this side can have been owed
+     */
+    public int controlArrived(int immediate) {
+        supply.decrementAndGet();
+        if ((immediate & CONTROL) == 0 || (immediate & ~(CONTROL | COUNT_MASK)) != 0) return -1;
+        int count = immediate & COUNT_MASK;
+        int added = (count - peerGranted) & COUNT_MASK;
+        if (added > (1 << 29)) return -1;  // the count went backwards
+        peerGranted = count;
+        available.addAndGet(added);
+        return added;
+    }
+
+    // ------------------------------------------------------------------ granting
+
+    /** Receives posted again for the peer's messages (any thread). */
+    public void supplied(int receives) {
+        supply.addAndGet(receives);
+    }
+
+    /** Loop thread: a message of the peer's arrived; false if the peer had no credit for it. */
+    public boolean messageArrived() {
+        return ++received <= granted;
+    }
+
+    /**
+     * Loop thread: the immediate of a control message to post now, or 0 when none is due (the
+     * rules above); counts it as out until {@link #controlCompleted()}.
+     */
+    public int grantNow() {
+        long grantable = supply.get() - granted;
+        if (grantable <= 0 || controlsOut == RESERVED) return 0;
+        boolean peerMayWait = granted == received;
+        if (!peerMayWait && grantable < (window + 1) / 2) return 0;
+        granted += grantable;
+        controlsOut++;
+        return CONTROL | (int) (granted & COUNT_MASK);
+    }
+
+    /** Whether a grant could be due now: cheap, any thread; {@link #grantNow()} decides on the loop. */
+    public boolean mayGrant() {
+        return supply.get() - granted >= 1;
+    }
+
+    /** Loop thread: one of this side's control messages completed (its send slot is free again). */
+    public void controlCompleted() {
+        controlsOut--;
+    }
+
+    /** Credits granted and not used by the peer, as this side sees it (loop thread). */
+    public long peerOutstanding() {
+        return granted - received;
+    }
+
+    public int window() {
+        return window;
+    }
+}
