@@ -245,12 +245,14 @@ public final class SendQueue {
     private void submit(Op op) {
         Supplier<? extends Throwable> c = closed;
         if (c != null) {
+            returnPrepaid(op);
             op.fail(c.get());
             return;
         }
         try {
             op.retain();  // held until the completion, whatever the subscriber does
         } catch (IllegalStateException e) {
+            returnPrepaid(op);
             op.fail(e);
             return;
         }
@@ -298,12 +300,13 @@ public final class SendQueue {
         synchronized (lock) {
             // startPosting fails if the subscriber abandoned it; isTerminated: it cancelled before the
             // operation was WAITING, when abandoning it did nothing
-            if (c == null && head == null && freeTop > 0 && !op.isTerminated() && takeCredit(op)) {
+            int credit;
+            if (c == null && head == null && freeTop > 0 && !op.isTerminated() && (credit = takeCredit(op)) >= 0) {
                 if (op.startPosting()) {
                     slot = freeSlots[--freeTop];
                     inFlight.set(slot, op);  // under the lock, so the sweep sees it here or in the queue
                 } else {
-                    refundCredit(op);
+                    returnCredit(credit);
                     link(op);
                 }
             } else {
@@ -378,6 +381,7 @@ public final class SendQueue {
     private void abandon(Op op) {
         if (op.abandonWaiting()) {
             op.release();  // never posted, and now never will be: the NIC never had these buffers
+            returnPrepaid(op);
             purge = true;
             drain();
         }
@@ -386,7 +390,10 @@ public final class SendQueue {
     private void timedOut(Op op) {
         if (op.isTerminated()) return;
         boolean wasWaiting = op.abandonWaiting();
-        if (wasWaiting) op.release();  // before the signal: whoever sees the timeout may reuse the buffer
+        if (wasWaiting) {
+            op.release();  // before the signal: whoever sees the timeout may reuse the buffer
+            returnPrepaid(op);
+        }
         op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
         if (wasWaiting) {
             purge = true;
@@ -440,10 +447,11 @@ public final class SendQueue {
                         }
                         if (freeTop == 0) break;  // no credit
                         if (taken > 0 && op.length > chainBytes - bytes) break;  // the chain is full: op starts the next
-                        if (!takeCredit(op)) break;  // the peer has no receive for it: it waits, and all behind it (FIFO)
+                        int credit = takeCredit(op);
+                        if (credit < 0) break;  // the peer has no receive for it: it waits, and all behind it (FIFO)
                         unlinkHead();
-                        if (!op.startPosting()) {  // abandoned just now, and released by its abandoner
-                            refundCredit(op);
+                        if (!op.startPosting()) {  // abandoned just now, and released (a prepaid credit returned) by its abandoner
+                            returnCredit(credit);
                             continue;
                         }
                         int slot = freeSlots[--freeTop];
@@ -457,6 +465,7 @@ public final class SendQueue {
                     posting = false;
                     if (failedOnClose.abandonWaiting()) {
                         failedOnClose.release();  // never posted: the NIC never had these buffers
+                        returnPrepaid(failedOnClose);
                         failedOnClose.fail(c.get());
                     }
                     continue;
@@ -551,7 +560,8 @@ public final class SendQueue {
     private void notPosted(Op op, int slot, RuntimeException e) {
         inFlight.set(slot, null);
         returnSlot(slot);
-        refundCredit(op);
+        Credits cr = credits;
+        if (cr != null && op.consumesReceive) cr.refund();  // taken by the drainer, or prepaid: the peer's receive is still free
         op.release();
         Supplier<? extends Throwable> c = closed;
         op.fail(c != null ? c.get() : e);  // a QP torn down under the post is the closure, not a verbs fault
@@ -598,15 +608,24 @@ public final class SendQueue {
         this.credits = peerCredits;
     }
 
-    /** True if {@code op} needs no credit, or took one. */
-    private boolean takeCredit(Op op) {
+    /**
+     * The drainer's credit for {@code op}: 0 if it needs none or brought its own ({@link Op#prepaid()}),
+     * 1 if one was taken now (to return if the operation is not posted after all), -1 if none is left.
+     */
+    private int takeCredit(Op op) {
         Credits cr = credits;
-        return cr == null || !op.consumesReceive || cr.tryTake();
+        if (cr == null || !op.consumesReceive || op.prepaid) return 0;
+        return cr.tryTake() ? 1 : -1;
     }
 
-    private void refundCredit(Op op) {
+    private void returnCredit(int taken) {
+        if (taken > 0) credits.refund();
+    }
+
+    /** An operation that brought its own credit leaves unposted: by whoever abandoned it, once. */
+    private void returnPrepaid(Op op) {
         Credits cr = credits;
-        if (cr != null && op.consumesReceive) cr.refund();
+        if (op.prepaid && cr != null && op.consumesReceive) cr.refund();
     }
 
     /** From now on nothing is posted; the next {@link #drain()} fails waiting operations with {@code closedError}. */
@@ -712,6 +731,8 @@ public final class SendQueue {
         final SendOpcode opcode;
         /** It consumes a receive of the peer (a credit, where the peer grants them). */
         final boolean consumesReceive;
+        /** Its subscriber took the peer's credit for it before subscribing ({@link #prepaid()}). */
+        private boolean prepaid;
         /** The one element of the common case, without an array: {@code buffer} is null for a list. */
         final @Nullable RegisteredBuffer buffer;
         final long bufferOffset;
@@ -760,6 +781,15 @@ public final class SendQueue {
             return this;
         }
 
+        /**
+         * The credit this message consumes was taken before it was subscribed ({@link Credits#tryTake()}):
+         * it is posted without waiting for one, and an abandoned or refused post returns it.
+         */
+        public Op prepaid() {
+            this.prepaid = true;
+            return this;
+        }
+
         public Op atomic(long compareAdd, long swap) {
             this.compareAdd = compareAdd;
             this.swap = swap;
@@ -774,6 +804,7 @@ public final class SendQueue {
             c.immediate = immediate;
             c.compareAdd = compareAdd;
             c.swap = swap;
+            // a copy is a second post of the same bytes: one credit paid for one of them, not both
             return c;
         }
 
@@ -794,12 +825,14 @@ public final class SendQueue {
             }
             Throwable invalid = validate();
             if (invalid != null) {
+                queue.returnPrepaid(this);
                 Operators.error(actual, invalid);  // what the NIC would refuse reaches the subscriber, never the caller as a throw
                 return;
             }
             this.actual = actual;
             actual.onSubscribe(this);
             if (!isTerminated()) queue.submit(this);
+            else queue.returnPrepaid(this);  // cancelled in onSubscribe: never queued
         }
 
         /** The checks the NIC would otherwise make, or worse, not make; null if the operation may be posted. */
