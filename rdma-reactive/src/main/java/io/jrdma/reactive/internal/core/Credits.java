@@ -1,6 +1,8 @@
 package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -44,6 +46,8 @@ public final class Credits {
     private final AtomicInteger available;
     /** The peer's cumulative grant count as last received, mod 2^30 (loop thread). */
     private int peerGranted;
+    /** Who waits for the next grant (a stream out of credits), each run once. */
+    private final Queue<Runnable> waiters = new ConcurrentLinkedQueue<>();
 
     /** Receives this side grants at most: the peer never has more than this many messages outstanding. */
     private final int window;
@@ -94,6 +98,17 @@ public final class Credits {
     /** A message that took a credit was not posted after all: the peer's receive is still free. */
     public void refund() {
         available.incrementAndGet();
+    }
+
+    /** Runs {@code wake} once, after the next grant arrives ({@link #wakeWaiters()}). */
+    public void awaitCredit(Runnable wake) {
+        waiters.add(wake);
+    }
+
+    /** A grant arrived, or the connection closes: everyone waiting looks again. */
+    public void wakeWaiters() {
+        Runnable w;
+        while ((w = waiters.poll()) != null) w.run();
     }
 
     /** Credits the peer granted that no message took yet. */

@@ -1,0 +1,239 @@
+package io.jrdma.reactive.internal.core;
+
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+
+/**
+ * A {@code Publisher} of messages sent over one connection, as one {@code Mono<Void>}: Reactor
+ * Netty's {@code send(Publisher)}, with the peer's demand in it. The rules, provable without a
+ * device:
+ * <ul>
+ * <li>an element is requested from upstream only with a permit for it: a send slot (at most
+ *     {@link Outlet#maxInFlight()} messages of the stream are requested or posted and not
+ *     completed) and, where the peer grants receiver credits, one of its credits, taken before the
+ *     request ({@link Credits#tryTake()}) and carried by the message ({@link SendQueue.Op#prepaid()});
+ *     so a consumer that stops releasing stops the producer on the other host, and no message
+ *     waits in the send queue for a credit (where its operation timeout would run);</li>
+ * <li>without a credit the stream waits for the next grant ({@link Outlet#awaitCredit}), without a
+ *     thread;</li>
+ * <li>each element's buffer reference passes to the stream: it is released once the message's
+ *     operation holds its own (from posting to completion), or at once if the stream ended;</li>
+ * <li>messages are posted in the order they arrive; the {@code Mono} completes after upstream
+ *     completed and every message completed, and fails with the first error (upstream's, or a
+ *     message's), cancelling upstream;</li>
+ * <li>credits taken for elements that never arrived (upstream completed, failed or was cancelled
+ *     first) are given back, once.</li>
+ * </ul>
+ */
+public final class MessageStream extends Mono<Void> {
+    /** What a connection offers a stream of messages. */
+    public interface Outlet {
+        /** The most messages the stream has requested or posted and not completed: its send slots. */
+        int maxInFlight();
+
+        /** The peer's credits, or null when the peer grants none. */
+        @Nullable Credits credits();
+
+        /** Runs {@code wake} once, on any thread, when a grant may have added credits (at once if closing). */
+        void awaitCredit(Runnable wake);
+
+        /** The SEND of {@code message}, not subscribed yet. */
+        SendQueue.Op operation(ScatterGatherElement message);
+    }
+
+    private final Publisher<? extends ScatterGatherElement> messages;
+    private final Outlet outlet;
+
+    public MessageStream(Publisher<? extends ScatterGatherElement> messages, Outlet outlet) {
+        this.messages = messages;
+        this.outlet = outlet;
+    }
+
+    @Override
+    public void subscribe(CoreSubscriber<? super Void> actual) {
+        Sender sender = new Sender(actual, outlet);
+        actual.onSubscribe(sender);
+        messages.subscribe(sender);
+    }
+
+    /** One subscription's state: upstream's subscriber, downstream's subscription, and every message operation's subscriber. */
+    private static final class Sender implements CoreSubscriber<ScatterGatherElement>, Subscription {
+        /** Below any count of elements requested: the stream ended, and what was requested is returned. */
+        private static final int ENDED = Integer.MIN_VALUE / 2;
+
+        private final CoreSubscriber<? super Void> actual;
+        private final Outlet outlet;
+        private final @Nullable Credits credits;
+        private final int maxInFlight;
+        private final Operations operations = new Operations();
+        /** Registered with the outlet at most once at a time. */
+        private final AtomicBoolean awaitingCredit = new AtomicBoolean();
+        private final Runnable wake = () -> {
+            awaitingCredit.set(false);
+            drain();
+        };
+        private final AtomicInteger wip = new AtomicInteger();
+        /** Requested with a permit, not arrived yet; {@link #ENDED} once the stream ended. */
+        private final AtomicInteger requested = new AtomicInteger();
+        /** Messages arrived and not completed. */
+        private final AtomicInteger inFlight = new AtomicInteger();
+        private final AtomicBoolean terminated = new AtomicBoolean();
+        private volatile @Nullable Subscription upstream;
+        private volatile boolean upstreamDone;
+
+        Sender(CoreSubscriber<? super Void> actual, Outlet outlet) {
+            this.actual = actual;
+            this.outlet = outlet;
+            this.credits = outlet.credits();
+            this.maxInFlight = Math.max(1, outlet.maxInFlight());
+        }
+
+        @Override
+        public void onSubscribe(Subscription s) {
+            if (!Operators.validate(upstream, s)) return;
+            upstream = s;
+            if (terminated.get()) s.cancel();  // cancelled before upstream arrived
+            else drain();
+        }
+
+        /** Requests what the permits allow, and completes once upstream did and nothing is in flight. One thread at a time. */
+        private void drain() {
+            if (wip.getAndIncrement() != 0) return;
+            int missed = 1;
+            do {
+                Subscription s = upstream;
+                if (s != null && !terminated.get()) {
+                    if (upstreamDone) {
+                        if (inFlight.get() == 0) succeed();
+                    } else {
+                        int n = permits();
+                        if (n > 0) s.request(n);
+                    }
+                }
+                missed = wip.addAndGet(-missed);
+            } while (missed != 0);
+        }
+
+        /** Takes permits (slots, credits) for more elements: counted as requested before the caller requests them. */
+        private int permits() {
+            int n = 0;
+            while (true) {
+                int r = requested.get();
+                if (r < 0 || r + inFlight.get() >= maxInFlight) break;
+                if (credits != null && !credits.tryTake()) {
+                    if (awaitingCredit.compareAndSet(false, true)) outlet.awaitCredit(wake);
+                    if (!credits.tryTake()) break;  // a grant between the look and the wait wakes this drain again
+                }
+                if (!requested.compareAndSet(r, r + 1)) {  // the stream ended meanwhile
+                    if (credits != null) credits.refund();
+                    break;
+                }
+                n++;
+            }
+            return n;
+        }
+
+        @Override
+        public void onNext(ScatterGatherElement message) {
+            if (requested.getAndDecrement() <= 0) {  // ended (or more than requested): nothing is sent
+                message.buffer().release();
+                return;
+            }
+            inFlight.incrementAndGet();
+            SendQueue.Op op = outlet.operation(message);
+            if (credits != null) op.prepaid();
+            op.subscribe(operations);
+            message.buffer().release();  // the operation holds its own reference from its subscription to its completion
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            fail(t);
+        }
+
+        @Override
+        public void onComplete() {
+            upstreamDone = true;
+            returnUnused();
+            drain();
+        }
+
+        @Override
+        public void request(long n) {
+            // a Mono<Void> emits nothing: its demand changes nothing
+        }
+
+        @Override
+        public void cancel() {
+            if (!terminated.compareAndSet(false, true)) return;
+            end();
+        }
+
+        private void succeed() {
+            if (terminated.compareAndSet(false, true)) actual.onComplete();
+        }
+
+        private void fail(Throwable e) {
+            if (!terminated.compareAndSet(false, true)) {
+                Operators.onErrorDropped(e, actual.currentContext());
+                return;
+            }
+            end();
+            actual.onError(e);
+        }
+
+        private void end() {
+            Subscription s = upstream;
+            if (s != null) s.cancel();
+            returnUnused();
+        }
+
+        private void returnUnused() {
+            int unused = requested.getAndSet(ENDED);
+            if (unused > 0 && credits != null) for (int i = 0; i < unused; i++) credits.refund();
+        }
+
+        @Override
+        public reactor.util.context.Context currentContext() {
+            return actual.currentContext();
+        }
+
+        /** The subscriber of every message's operation: one per stream, so a message allocates nothing here. */
+        private final class Operations implements CoreSubscriber<WorkCompletion> {
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(WorkCompletion wc) {
+                // the completion's only news is in onComplete
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                inFlight.decrementAndGet();
+                fail(t);
+            }
+
+            @Override
+            public void onComplete() {
+                inFlight.decrementAndGet();
+                drain();
+            }
+
+            @Override
+            public reactor.util.context.Context currentContext() {
+                return actual.currentContext();
+            }
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package io.jrdma.reactive.internal.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jrdma.ffm.SendOpcode;
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.internal.MemoryInternals;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.lang.foreign.Arena;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.test.StepVerifier;
+import reactor.test.publisher.TestPublisher;
+import reactor.test.scheduler.VirtualTimeScheduler;
+
+/**
+ * {@link MessageStream}'s rules on virtual time, without a device: a real {@link SendQueue} whose
+ * poster records the posts, real {@link Credits} whose grants the test makes, real pool buffers
+ * whose reference counts show who holds them.
+ */
+class MessageStreamTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(30);
+
+    private final Arena arena = Arena.ofShared();
+    private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(64 * 64, 64), 0x11, 0x22, 64, 64, () -> { });
+    private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
+    private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
+    private final List<Integer> slots = new CopyOnWriteArrayList<>();
+    private final List<Runnable> waiting = new CopyOnWriteArrayList<>();
+    private final SendQueue queue = new SendQueue(8, (op, slot) -> {
+        posted.add(op);
+        slots.add(slot);
+    }, clock, TIMEOUT, "QP 0x11");
+
+    @AfterEach
+    void tearDown() {
+        clock.dispose();
+        arena.close();
+    }
+
+    private MessageStream.Outlet outlet(@Nullable Credits credits) {
+        if (credits != null) queue.credits(credits);
+        return new MessageStream.Outlet() {
+            @Override
+            public int maxInFlight() {
+                return 8;
+            }
+
+            @Override
+            public @Nullable Credits credits() {
+                return credits;
+            }
+
+            @Override
+            public void awaitCredit(Runnable wake) {
+                waiting.add(wake);
+            }
+
+            @Override
+            public SendQueue.Op operation(ScatterGatherElement m) {
+                return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+            }
+        };
+    }
+
+    private void grant(Credits credits, int cumulative) {
+        credits.controlArrived(Credits.CONTROL | cumulative);
+        queue.drain();
+        List<Runnable> w = List.copyOf(waiting);
+        waiting.clear();
+        w.forEach(Runnable::run);
+    }
+
+    /** Completes what is posted now (what those completions let post waits for the next call). */
+    private void completeAll() {
+        List<Integer> now = List.copyOf(slots);
+        slots.removeAll(now);
+        for (int slot : now) queue.complete(slot, new WorkCompletion(slot, WcStatus.IBV_WC_SUCCESS, WcOpcode.SEND, 8, false, 0, 0x11, 0));
+    }
+
+    private Flux<ScatterGatherElement> messages(int n, AtomicLong requested) {
+        return Flux.range(0, n).doOnRequest(requested::addAndGet).map(i -> ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
+    }
+
+    @Test
+    void upstreamIsRequestedOnlyWhatThePeersCreditsAllowAndMoreWhenItGrantsMore() {
+        Credits credits = new Credits(16, 3);
+        AtomicLong requested = new AtomicLong();
+        List<Object> result = new CopyOnWriteArrayList<>();
+        Disposable d = new MessageStream(messages(10, requested), outlet(credits)).subscribe(v -> { }, result::add, () -> result.add("done"));
+
+        assertEquals(3, requested.get(), "three credits: three requested");
+        assertEquals(3, posted.size());
+        completeAll();
+        assertEquals(3, requested.get(), "completions free send slots, not the peer's receives");
+        assertEquals(0, queue.waiting(), "nothing waits in the send queue, where its timeout would run");
+
+        clock.advanceTimeBy(TIMEOUT.multipliedBy(3));  // the consumer pauses: nothing times out, nothing is requested
+        assertEquals(List.of(), result);
+
+        grant(credits, 3 + 5);
+        assertEquals(8, requested.get());
+        assertEquals(8, posted.size());
+        completeAll();
+        grant(credits, 8 + 100);
+        completeAll();
+        assertEquals(10, posted.size());
+        assertEquals(List.of("done"), result, "completes once upstream did and every message completed");
+        assertEquals(98, credits.available(), "credits of elements never requested stay with the connection");
+        assertEquals(64, pool.available(), "every element's buffer went back");
+        d.dispose();
+    }
+
+    @Test
+    void withoutCreditsTheSendSlotsBoundTheStream() {
+        AtomicLong requested = new AtomicLong();
+        StepVerifier.create(new MessageStream(messages(20, requested), outlet(null)))
+                .then(() -> assertEquals(8, requested.get(), "eight send slots"))
+                .then(this::completeAll)
+                .then(() -> assertEquals(16, requested.get()))
+                .then(this::completeAll)
+                .then(this::completeAll)
+                .expectComplete()
+                .verify(Duration.ofSeconds(5));
+        assertEquals(20, posted.size());
+    }
+
+    @Test
+    void cancellingStopsUpstreamAndGivesBackTheCreditsOfElementsThatNeverCame() {
+        Credits credits = new Credits(16, 6);
+        TestPublisher<ScatterGatherElement> source = TestPublisher.create();
+        Disposable d = new MessageStream(source, outlet(credits)).subscribe();
+        source.assertMinRequested(6);
+        source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8), ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
+        assertEquals(0, credits.available());
+        d.dispose();
+        source.assertCancelled();
+        assertEquals(4, credits.available(), "the four requested and never sent");
+        completeAll();
+        assertEquals(64, pool.available());
+    }
+
+    @Test
+    void aFailedMessageFailsTheStreamAndCancelsUpstream() {
+        TestPublisher<ScatterGatherElement> source = TestPublisher.create();
+        StepVerifier.create(new MessageStream(source, outlet(null)))
+                .then(() -> source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8)))
+                .then(() -> queue.complete(slots.getFirst(), new WorkCompletion(slots.getFirst(), WcStatus.IBV_WC_REM_ACCESS_ERR,
+                        WcOpcode.SEND, 0, false, 0, 0x11, 0)))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("REM_ACCESS"), e.getMessage()))
+                .verify(Duration.ofSeconds(5));
+        source.assertCancelled();
+        assertEquals(64, pool.available());
+    }
+
+    @Test
+    void anUpstreamErrorFailsTheStreamAndTheElementsThatCameAreStillSent() {
+        Credits credits = new Credits(16, 4);
+        TestPublisher<ScatterGatherElement> source = TestPublisher.create();
+        StepVerifier.create(new MessageStream(source, outlet(credits)))
+                .then(() -> source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8)))
+                .then(() -> source.error(new IllegalStateException("producer broke")))
+                .expectErrorMessage("producer broke")
+                .verify(Duration.ofSeconds(5));
+        assertEquals(1, posted.size());
+        assertEquals(3, credits.available(), "the three requested and never sent came back");
+        completeAll();
+        assertEquals(64, pool.available());
+    }
+}
