@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *     out of credits still exchange grants, and cannot deadlock;</li>
  * <li>this side grants what its application gave back: every data receive posted again is
  *     supplied ({@link #supplied(int)}); a control message's receive is posted again at once and
- *     granted to nobody ({@link #controlArrived(int)} takes it out of the supply first);</li>
+ *     granted to nobody (its receive path takes it out of the supply first);</li>
  * <li>a grant goes out ({@link #grantNow()}) when there is something to grant and either every
  *     message this side granted has arrived (the peer may be waiting) or at least half the window
  *     is there to grant. Then at most two control messages can be unprocessed at the peer at any
@@ -51,6 +51,7 @@ public final class Credits {
 
     /** Receives this side grants at most: the peer never has more than this many messages outstanding. */
     private final int window;
+    private final int initialGrant;
     /** Receives posted for the peer's messages since the start, the window included. */
     private final AtomicLong supply;
     /** Granted since the start, the initial window included (loop thread). */
@@ -61,17 +62,36 @@ public final class Credits {
     private int controlsOut;
 
     /**
-     * @param window       what this side granted the peer in its descriptor: the receives it
-     *                     posted for messages, beyond the {@link #RESERVED} ones
-     * @param peerWindow   what the peer granted this side in its descriptor
+     * Credits of a connection with a receive queue of its own.
+     *
+     * @param window     what this side granted the peer in its descriptor: the receives it posted
+     *                   for messages, beyond the {@link #RESERVED} ones
+     * @param peerWindow what the peer granted this side in its descriptor
      */
     public Credits(int window, int peerWindow) {
-        if (window < 1 || peerWindow < 0) throw new IllegalArgumentException("window " + window + ", peer's window " + peerWindow);
+        this(window, window, peerWindow);
+    }
+
+    /**
+     * @param window       the most credits the peer ever holds unused (the grant rule's scale)
+     * @param initialGrant what this side granted the peer in its descriptor (a shared queue's share may start smaller)
+     * @param peerWindow   what the peer granted this side in its descriptor
+     */
+    public Credits(int window, int initialGrant, int peerWindow) {
+        if (window < 1 || initialGrant < 1 || initialGrant > window || peerWindow < 0) {
+            throw new IllegalArgumentException("window " + window + ", initial grant " + initialGrant + ", peer's window " + peerWindow);
+        }
         this.window = window;
-        this.supply = new AtomicLong(window);
-        this.granted = window;
+        this.initialGrant = initialGrant;
+        this.supply = new AtomicLong(initialGrant);
+        this.granted = initialGrant;
         this.available = new AtomicInteger(peerWindow);
         this.peerGranted = peerWindow & COUNT_MASK;
+    }
+
+    /** What this side granted the peer when connecting. */
+    public int initialGrant() {
+        return initialGrant;
     }
 
     /** Whether {@code opcode} consumes a receive of the peer, and so a credit. */
@@ -117,14 +137,13 @@ public final class Credits {
     }
 
     /**
-     * Loop thread: a control message with {@code immediate} arrived. Its receive goes out of the
-     * supply (it is posted again at once, and was never granted).
+     * Loop thread: a control message with {@code immediate} arrived. (Its receive, posted again at
+     * once, is no supply: the receive path keeps it out, {@link #supplied(int)} with -1.)
      *
      * @return the credits it added (0: a grant that only acknowledges), or -1 if it is no control
      *         message of this protocol or grants more than this side can have been owed
      */
     public int controlArrived(int immediate) {
-        supply.decrementAndGet();
         if ((immediate & CONTROL) == 0 || (immediate & ~(CONTROL | COUNT_MASK)) != 0) return -1;
         int count = immediate & COUNT_MASK;
         int added = (count - peerGranted) & COUNT_MASK;
@@ -136,7 +155,7 @@ public final class Credits {
 
     // ------------------------------------------------------------------ granting
 
-    /** Receives posted again for the peer's messages (any thread). */
+    /** Receives posted again for the peer's messages (any thread); -1 for a control message's, posted again before it counts. */
     public void supplied(int receives) {
         supply.addAndGet(receives);
     }
