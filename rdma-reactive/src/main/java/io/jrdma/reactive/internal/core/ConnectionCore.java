@@ -3,9 +3,7 @@ package io.jrdma.reactive.internal.core;
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.AsyncEvent;
 import io.jrdma.ffm.ProtectionDomain;
-import io.jrdma.ffm.QpType;
 import io.jrdma.ffm.QueuePair;
-import io.jrdma.ffm.QueuePairInit;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
@@ -33,10 +31,8 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
@@ -51,7 +47,7 @@ import reactor.core.scheduler.Schedulers;
  * ({@link SendPoster}); the receive side ({@link ReceivePath}: its own receive queue, or a
  * listener's SRQ); remote errors held for the peer's departure ({@link HeldErrors}); the inbox,
  * the completion stream and memory. The loop hands it its completions; setup paths create it
- * ({@link Builder}) and give it a {@link Teardown} for what they own.
+ * ({@link ConnectionBuilder}) and give it a {@link Teardown} for what they own.
  *
  * <p>wr_id of its work requests: bit 63 set for receives, bits 32-61 the connection's tag (a
  * completion of a destroyed QP whose number was reused is recognised and dropped), bits 0-31 the
@@ -113,7 +109,7 @@ public final class ConnectionCore implements Loop.Member {
     private volatile byte[] peerPrivateData = new byte[0];
     private BufferPool copyPool;                 // guarded by this; created on first use
 
-    private ConnectionCore(Builder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
+    ConnectionCore(ConnectionBuilder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
         this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
         this.description = b.description;
         this.config = b.config;
@@ -137,102 +133,8 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     /** What a setup path knows before the QP exists. */
-    public static Builder builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
-        return new Builder(domain, loop, config, description);
-    }
-
-    public static final class Builder {
-        private final DeviceDomain domain;
-        private final Loop loop;
-        private final ConnectionConfig config;
-        private final String description;
-        private BiFunction<ProtectionDomain, QueuePairInit, QueuePair> qpFactory = ProtectionDomain::createQueuePair;
-        private Teardown teardown;
-        private SharedReceiver srq;
-        private RegisteredBuffer sharedExposed;
-
-        private Builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
-            this.domain = domain;
-            this.loop = loop;
-            this.config = config;
-            this.description = description;
-        }
-
-        /** How the QP is created (rdma_cm creates it on its id); default: ibv_create_qp in the domain's PD. */
-        public Builder queuePairFactory(BiFunction<ProtectionDomain, QueuePairInit, QueuePair> factory) {
-            this.qpFactory = factory;
-            return this;
-        }
-
-        public Builder teardown(Teardown teardown) {
-            this.teardown = teardown;
-            return this;
-        }
-
-        /** Receives come from this SRQ instead of a receive queue of the connection's own. */
-        public Builder sharedReceiveQueue(SharedReceiver srq) {
-            this.srq = srq;
-            return this;
-        }
-
-        /** A region exposed to every connection of a server, instead of one of the connection's own. */
-        public Builder sharedExposed(RegisteredBuffer region) {
-            this.sharedExposed = region;
-            return this;
-        }
-
-        /**
-         * Reserves CQ entries on the loop, creates the QP, the receive pool (no SRQ) and the exposed
-         * region (unless shared), and registers the connection with the loop; on failure, undoes what
-         * it created and rethrows. The receives are not posted yet: see {@link #postReceives()}.
-         */
-        public ConnectionCore create() {
-            if (teardown == null) throw new IllegalStateException("a connection needs a teardown");
-            int entries = config.sendQueueDepth() + (srq == null ? config.receiveQueueDepth() : 0);
-            CqLease lease = loop.reserve(domain, entries, srq);
-            List<Runnable> undo = new ArrayList<>();
-            undo.add(lease::release);
-            try {
-                QueuePairInit init = QueuePairInit.of(QpType.RC, lease.completionQueue(), lease.completionQueue())
-                        .sendQueue(config.sendQueueDepth(), config.maxScatterGather())
-                        .receiveQueue(config.receiveQueueDepth(), 1)
-                        .maxInlineData(config.maxInlineData());
-                if (srq != null) init = init.sharedReceiveQueue(srq.queue());
-                QueuePair qp = qpFactory.apply(domain.pd(), init);
-                undo.add(qp::close);
-                BufferPool receivePool = null;
-                if (srq == null) {
-                    // least privilege (DeviceDomain.pool): receives land here, nothing remote ever does
-                    receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
-                    undo.add(receivePool::close);
-                }
-                RegisteredBuffer exposed;
-                if (sharedExposed != null) {
-                    exposed = sharedExposed.retain();
-                } else if (config.exposedBufferSize() > 0) {
-                    // exactly the remote access the application listed (none for an RPC server's staging)
-                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
-                    access.addAll(config.exposedAccess());
-                    exposed = domain.region(config.exposedBufferSize(), access);
-                } else {
-                    exposed = null;
-                }
-                if (exposed != null) undo.add(exposed::release);
-                ConnectionCore core = new ConnectionCore(this, lease, qp, receivePool, exposed);
-                loop.register(lease, core.qpNumber, core);
-                domain.watch(qp.handle().address(), core::onAsyncEvent);
-                return core;
-            } catch (RuntimeException e) {
-                for (int i = undo.size() - 1; i >= 0; i--) {
-                    try {
-                        undo.get(i).run();
-                    } catch (RuntimeException suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
-                }
-                throw e;
-            }
-        }
+    public static ConnectionBuilder builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
+        return new ConnectionBuilder(domain, loop, config, description);
     }
 
     // ------------------------------------------------------------------------------ setup
@@ -503,7 +405,7 @@ public final class ConnectionCore implements Loop.Member {
                 + " (the device refused a request from the peer: an rkey, range or operation this side did not grant)", false);
     }
 
-    private void onAsyncEvent(AsyncEvent e) {
+    void onAsyncEvent(AsyncEvent e) {
         if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name(), false));
         // with a shared receive queue nothing flushes when the QP enters ERR: this event is the sign (no effect when closing)
         else if (e.isLastWqeReached() && receives.isShared()) beginClose(qpInError());
