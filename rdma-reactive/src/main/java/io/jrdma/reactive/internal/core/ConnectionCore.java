@@ -3,13 +3,8 @@ package io.jrdma.reactive.internal.core;
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.AsyncEvent;
 import io.jrdma.ffm.ProtectionDomain;
-import io.jrdma.ffm.QpType;
 import io.jrdma.ffm.QueuePair;
-import io.jrdma.ffm.QueuePairInit;
-import io.jrdma.ffm.ReceiveWorkRequest;
-import io.jrdma.ffm.SendFlags;
 import io.jrdma.ffm.SendOpcode;
-import io.jrdma.ffm.SendWorkRequest;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.ffm.WorkCompletions;
@@ -33,16 +28,11 @@ import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
@@ -52,10 +42,12 @@ import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
 
 /**
- * Everything one RC connection is, below its public face: the QP, its share of a loop's CQ, the
- * send queue (credits, timeouts), the receive side (its own receive queue, or a listener's SRQ),
- * the inbox, the completion stream, memory, and the one close sequence. The loop hands it its
- * completions; setup paths create it and give it a {@link Teardown} for what they own.
+ * Everything one RC connection is, below its public face, and the one close sequence. Its parts:
+ * the send queue (credits, timeouts: {@link SendQueue}) and the QP's send side it posts through
+ * ({@link SendPoster}); the receive side ({@link ReceivePath}: its own receive queue, or a
+ * listener's SRQ); remote errors held for the peer's departure ({@link HeldErrors}); the inbox,
+ * the completion stream and memory. The loop hands it its completions; setup paths create it
+ * ({@link ConnectionBuilder}) and give it a {@link Teardown} for what they own.
  *
  * <p>wr_id of its work requests: bit 63 set for receives, bits 32-61 the connection's tag (a
  * completion of a destroyed QP whose number was reused is recognised and dropped), bits 0-31 the
@@ -77,20 +69,9 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
-    private static final long RECEIVE = 1L << 63;
+    private static final long RECEIVE = ReceivePath.RECEIVE;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
-    /** The most work requests one ibv_post_send takes: rxe rings its doorbell (a system call) once per post. */
-    private static final int MAX_CHAIN = 16;
-    /**
-     * The most payload bytes one ibv_post_send carries past its first work request. A chain saves a
-     * doorbell per work request, which counts for small messages only; rxe runs the requester of a
-     * user QP inside ibv_post_send for up to 1,024 packets (RXE_MAX_ITERATIONS) and hands the rest to
-     * a tasklet: softirq work that, once a run passes 2 ms, goes to ksoftirqd, and there competes with
-     * the spinning loops for a CPU. 16 SENDs of 64 KiB are 1,024 packets at the path MTU of 1,024 of
-     * an Ethernet rxe; 256 KiB is 256 such packets, and 1,024 at the smallest MTU (256).
-     */
-    private static final long MAX_CHAIN_BYTES = 256 << 10;
     /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
     private static final BufferPool NO_POOL = closedEmptyPool();
 
@@ -103,22 +84,11 @@ public final class ConnectionCore implements Loop.Member {
     private final CqLease cq;
     private final QueuePair qp;
     private final int qpNumber;
-    private final int maxInline;
     private final Teardown teardown;
 
-    /** Work requests for one post: one, or a chain. Only the send queue's single drainer touches them. */
-    private final SendWorkRequest[] chain;
-    private final int[] chainSlots;
-    private final SendOpcode[] chainOpcodes;  // for the observer, told once the chain is posted
-    private final long[] chainLengths;
+    private final SendPoster poster;
     private final SendQueue sendQueue;
-    /** One receive WR per receive slot, written at its first post: a re-post stores nothing. Guarded by the receive queue. */
-    private final ReceiveWorkRequest[] recvWrs;  // null with an SRQ
-    /** Where the work requests live: freed once the connection and its WRs are unreachable. */
-    private final Arena wrMemory;
-    private final BufferPool receivePool;        // null with an SRQ
-    private final ReceiveQueue receiveQueue;     // null with an SRQ
-    private final SharedReceiver srq;            // null without
+    private final ReceivePath receives;
     private final Inbox<ReceivedMessage> inbox = new Inbox<>(ReceivedMessage::release);
     private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
     private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
@@ -127,21 +97,10 @@ public final class ConnectionCore implements Loop.Member {
     private final AtomicBoolean exposedReleased = new AtomicBoolean();
     private final CompletionStream completions;
     private final Observer observer;             // Observer.NONE unless metrics or wiretap
-    /**
-     * Per send slot, only for an observer that wants them; postedBytes is null exactly when the
-     * observer is {@link Observer#NONE}, and the hot paths test it before calling the observer:
-     * C1 (the lab's only compiler) does not remove a call to an empty default method of an
-     * interface with several implementations, as C2 does.
-     */
-    private final long[] postedAt, postedBytes;
+    /** Whether the observer is not {@link Observer#NONE}: tested before calling it on the hot paths (see {@link SendPoster}). */
+    private final boolean observed;
     private final CloseState close = new CloseState();
-    /**
-     * A remote error's completion and the flushes after it, while the connection waits for the
-     * setup path to report whether the peer went away (loop thread; null when nothing waits).
-     */
-    private List<WorkCompletion> heldErrors;
-    private volatile boolean holdingErrors;
-    private volatile ConnectionException.Closed departure;  // what the setup path reported while they waited
+    private final HeldErrors heldErrors;
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
 
@@ -150,7 +109,7 @@ public final class ConnectionCore implements Loop.Member {
     private volatile byte[] peerPrivateData = new byte[0];
     private BufferPool copyPool;                 // guarded by this; created on first use
 
-    private ConnectionCore(Builder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
+    ConnectionCore(ConnectionBuilder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
         this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
         this.description = b.description;
         this.config = b.config;
@@ -159,125 +118,23 @@ public final class ConnectionCore implements Loop.Member {
         this.cq = cq;
         this.qp = qp;
         this.qpNumber = qp.qpNumber();
-        this.maxInline = Math.min(config.maxInlineData(), qp.capabilities().maxInlineData());
         this.teardown = b.teardown;
-        this.srq = b.srq;
-        this.receivePool = receivePool;
         this.exposed = exposed;
-        int chainLength = Math.min(config.sendQueueDepth(), MAX_CHAIN);
-        this.chain = new SendWorkRequest[chainLength];
-        this.wrMemory = Arena.ofAuto();
-        for (int k = 0; k < chainLength; k++) chain[k] = SendWorkRequest.allocate(wrMemory, config.maxScatterGather());
-        this.chainSlots = new int[chainLength];
-        this.chainOpcodes = new SendOpcode[chainLength];
-        this.chainLengths = new long[chainLength];
-        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), new Poster(), Schedulers.parallel(),
-                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
-        this.recvWrs = receivePool == null ? null : new ReceiveWorkRequest[receivePool.capacity()];
-        this.receiveQueue = receivePool == null ? null : new ReceiveQueue(receivePool, this::postReceive, this::beginClose);
-        this.completions = new CompletionStream(loop, this::process);
+        // where the work requests live: freed once the connection and its WRs are unreachable
+        Arena wrMemory = Arena.ofAuto();
+        this.receives = receivePool == null ? new SharedReceives(b.srq) : new OwnReceives(receivePool, qp, tag, wrMemory, this::beginClose);
         this.observer = Observer.of(config, description, loop);
-        this.postedAt = observer.timed() ? new long[config.sendQueueDepth()] : null;
-        this.postedBytes = observer == Observer.NONE ? null : new long[config.sendQueueDepth()];
+        this.observed = observer != Observer.NONE;
+        this.poster = new SendPoster(qp, tag, domain, config, observer, wrMemory, this);
+        this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), poster, Schedulers.parallel(),
+                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
+        this.completions = new CompletionStream(loop, this::process);
+        this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget());
     }
 
     /** What a setup path knows before the QP exists. */
-    public static Builder builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
-        return new Builder(domain, loop, config, description);
-    }
-
-    public static final class Builder {
-        private final DeviceDomain domain;
-        private final Loop loop;
-        private final ConnectionConfig config;
-        private final String description;
-        private BiFunction<ProtectionDomain, QueuePairInit, QueuePair> qpFactory = ProtectionDomain::createQueuePair;
-        private Teardown teardown;
-        private SharedReceiver srq;
-        private RegisteredBuffer sharedExposed;
-
-        private Builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
-            this.domain = domain;
-            this.loop = loop;
-            this.config = config;
-            this.description = description;
-        }
-
-        /** How the QP is created (rdma_cm creates it on its id); default: ibv_create_qp in the domain's PD. */
-        public Builder queuePairFactory(BiFunction<ProtectionDomain, QueuePairInit, QueuePair> factory) {
-            this.qpFactory = factory;
-            return this;
-        }
-
-        public Builder teardown(Teardown teardown) {
-            this.teardown = teardown;
-            return this;
-        }
-
-        /** Receives come from this SRQ instead of a receive queue of the connection's own. */
-        public Builder sharedReceiveQueue(SharedReceiver srq) {
-            this.srq = srq;
-            return this;
-        }
-
-        /** A region exposed to every connection of a server, instead of one of the connection's own. */
-        public Builder sharedExposed(RegisteredBuffer region) {
-            this.sharedExposed = region;
-            return this;
-        }
-
-        /**
-         * Reserves CQ entries on the loop, creates the QP, the receive pool (no SRQ) and the exposed
-         * region (unless shared), and registers the connection with the loop; on failure, undoes what
-         * it created and rethrows. The receives are not posted yet: see {@link #postReceives()}.
-         */
-        public ConnectionCore create() {
-            if (teardown == null) throw new IllegalStateException("a connection needs a teardown");
-            int entries = config.sendQueueDepth() + (srq == null ? config.receiveQueueDepth() : 0);
-            CqLease lease = loop.reserve(domain, entries, srq);
-            List<Runnable> undo = new ArrayList<>();
-            undo.add(lease::release);
-            try {
-                QueuePairInit init = QueuePairInit.of(QpType.RC, lease.completionQueue(), lease.completionQueue())
-                        .sendQueue(config.sendQueueDepth(), config.maxScatterGather())
-                        .receiveQueue(config.receiveQueueDepth(), 1)
-                        .maxInlineData(config.maxInlineData());
-                if (srq != null) init = init.sharedReceiveQueue(srq.queue());
-                QueuePair qp = qpFactory.apply(domain.pd(), init);
-                undo.add(qp::close);
-                BufferPool receivePool = null;
-                if (srq == null) {
-                    // least privilege (DeviceDomain.pool): receives land here, nothing remote ever does
-                    receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
-                    undo.add(receivePool::close);
-                }
-                RegisteredBuffer exposed;
-                if (sharedExposed != null) {
-                    exposed = sharedExposed.retain();
-                } else if (config.exposedBufferSize() > 0) {
-                    // exactly the remote access the application listed (none for an RPC server's staging)
-                    Set<Access> access = EnumSet.of(Access.LOCAL_WRITE);
-                    access.addAll(config.exposedAccess());
-                    exposed = domain.region(config.exposedBufferSize(), access);
-                } else {
-                    exposed = null;
-                }
-                if (exposed != null) undo.add(exposed::release);
-                ConnectionCore core = new ConnectionCore(this, lease, qp, receivePool, exposed);
-                loop.register(lease, core.qpNumber, core);
-                domain.watch(qp.handle().address(), core::onAsyncEvent);
-                return core;
-            } catch (RuntimeException e) {
-                for (int i = undo.size() - 1; i >= 0; i--) {
-                    try {
-                        undo.get(i).run();
-                    } catch (RuntimeException suppressed) {
-                        e.addSuppressed(suppressed);
-                    }
-                }
-                throw e;
-            }
-        }
+    public static ConnectionBuilder builder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
+        return new ConnectionBuilder(domain, loop, config, description);
     }
 
     // ------------------------------------------------------------------------------ setup
@@ -288,7 +145,7 @@ public final class ConnectionCore implements Loop.Member {
      * in INIT or later.
      */
     public void postReceives() {
-        if (receiveQueue != null) receiveQueue.postAll();
+        receives.postInitial();
     }
 
     /**
@@ -318,12 +175,8 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void peerGone(ConnectionException.Closed why) {
-        if (holdingErrors) {  // a remote error waits for exactly this: it is reported with it, and closes the connection, now
-            departure = why;
-            loop.execute(this::releaseHeldErrors);
-            return;
-        }
-        beginClose(why);
+        // a remote error that waits for exactly this is reported with it, and closes the connection, now
+        if (!heldErrors.departed(why)) beginClose(why);
     }
 
     /** Runs {@code action} once the connection is destroyed (QP gone, memory released). */
@@ -382,7 +235,7 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     public boolean sharesReceiveQueue() {
-        return srq != null;
+        return receives.isShared();
     }
 
     /** The pool copying operations use; registered on first use (an idle connection holds none). */
@@ -404,7 +257,7 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     public int receivesPosted() {
-        return receiveQueue == null ? 0 : receiveQueue.posted();
+        return receives.posted();
     }
 
     /** Completions held for a {@code completions()} subscriber's demand. */
@@ -453,118 +306,10 @@ public final class ConnectionCore implements Loop.Member {
         return completions.flux();
     }
 
-    /** The send queue's poster: one operation as one WR, or several as one chain, in reusable WRs. */
-    private final class Poster implements SendQueue.Poster {
-        @Override
-        public @Nullable RuntimeException refuses(RegisteredBuffer b) {
-            if (memory.protectionDomain(b.pool()) == domain.pd()) return null;
-            // a device that checks refuses it late, with IBV_WC_LOC_PROT_ERR, which closes the connection; rxe 6.1 does not even check
-            return new IllegalArgumentException(b + " is registered in another protection domain than " + ConnectionCore.this + " (that of "
-                    + domain.deviceName() + " in its RdmaResources): use buffers of this connection's domain() or buffers(), or"
-                    + " of another connection on the same device and RdmaResources");
-        }
-
-        @Override
-        public void post(SendQueue.Op op, int slot) {
-            encode(chain[0], op, slot);
-            qp.postSend(chain[0]);
-            if (postedBytes != null) observer.posted(op.opcode, slot, op.length);
-        }
-
-        @Override
-        public int maxChain() {
-            return chain.length;
-        }
-
-        @Override
-        public long maxChainBytes() {
-            return MAX_CHAIN_BYTES;
-        }
-
-        @Override
-        public void chain(SendQueue.Op op, int slot, int index) {
-            encode(chain[index], op, slot);
-            if (index > 0) chain[index - 1].next(chain[index]);
-            chainSlots[index] = slot;
-            chainOpcodes[index] = op.opcode;
-            chainLengths[index] = op.length;
-        }
-
-        @Override
-        public int postChain(int count, RuntimeException[] failure) {
-            int postedUpTo = count;
-            try {
-                qp.postSend(chain[0]);
-            } catch (IllegalStateException closedQp) {  // refused before the call: nothing was posted
-                failure[0] = closedQp;
-                postedUpTo = 0;
-            } catch (RuntimeException e) {
-                failure[0] = e;
-                postedUpTo = 0;
-                long bad = qp.failedSendWrId();  // ibv_post_send's bad_wr: the WRs before it were posted
-                for (int k = 0; k < count; k++) {
-                    if (bad == (tag | chainSlots[k])) postedUpTo = k;
-                }
-            }
-            if (postedBytes != null) for (int k = 0; k < postedUpTo; k++) observer.posted(chainOpcodes[k], chainSlots[k], chainLengths[k]);
-            return postedUpTo;
-        }
-    }
-
     /** A poll batch of the loop is done: the posts deferred during it go out, as one chain. */
     @Override
     public void afterBatch() {
         sendQueue.drain();
-    }
-
-    /**
-     * {@code op} as work request {@code slot} in {@code wr}, whose chain ends here. The WR is not
-     * reset: every field the provider reads for {@code op}'s opcode is written (wr_id, next, the
-     * SGEs and their count, opcode, flags, the immediate of a *_WITH_IMM, the remote address of
-     * an RDMA or atomic opcode), and what an earlier operation left in the others (an immediate, a
-     * remote address) is ignored by an opcode that does not use it. sg_list points at the WR's
-     * own SGE array from its allocation on. A reset is a 128-byte fill through FFM on every post:
-     * 0.2 us under the lab's emulation, on each side of a ping-pong's critical path.
-     */
-    private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
-        wr.wrId(tag | slot).opcode(op.opcode).next(null);
-        if (op.sges == null) {
-            RegisteredBuffer b = op.buffer;
-            wr.sge(0, b.address() + op.bufferOffset, op.bufferLength, b.lkey());
-        } else {
-            if (op.sges.length == 0) wr.noSge();
-            for (int i = 0; i < op.sges.length; i++) {
-                var s = op.sges[i];
-                wr.sge(i, s.buffer().address() + s.offset(), s.length(), s.buffer().lkey());
-            }
-        }
-        int flags = SendFlags.SIGNALED;
-        if (op.length <= maxInline && op.opcode != SendOpcode.RDMA_READ && !op.isAtomic()) flags |= SendFlags.INLINE;
-        wr.flags(flags);
-        if (op.hasImmediate) wr.immediate(op.immediate);
-        if (op.isAtomic()) {
-            wr.atomic(op.remote.address() + op.remoteOffset, op.remote.rkey(), op.compareAdd, op.swap);
-        } else if (op.remote != null) {
-            wr.rdma(op.remote.address() + op.remoteOffset, op.remote.rkey());
-        }
-        if (postedBytes != null) {  // before the post: its completion may be taken before postSend returns
-            postedBytes[slot] = op.length;
-            if (postedAt != null) postedAt[slot] = System.nanoTime();
-        }
-    }
-
-    /**
-     * The receive queue's poster, called under its lock. Slot {@code slot} is always the same
-     * buffer, so its WR (one SGE, no chain) is written once, at its first post, and posted as it
-     * is from then on: five FFM stores less per message (about 0.1 us under the lab's emulation).
-     */
-    private void postReceive(RegisteredBuffer buffer, int slot) {
-        ReceiveWorkRequest wr = recvWrs[slot];
-        if (wr == null) {
-            wr = ReceiveWorkRequest.allocate(wrMemory, 1).wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
-            recvWrs[slot] = wr;
-        }
-        qp.postReceive(wr);
     }
 
     // ------------------------------------------------------------------------------ completions (loop thread)
@@ -596,80 +341,38 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     private void onSendCompletion(WorkCompletion wc) {
-        if (postedBytes != null) {
-            int slot = (int) wc.wrId();
-            observer.completed(wc.opcode(), wc.status(), wc.wrId(), postedBytes[slot], postedAt != null ? System.nanoTime() - postedAt[slot] : -1);
-        }
-        if (heldErrors != null || !wc.isSuccess() && awaitsDeparture(wc.status()) && !close.isClosing()) {
-            holdError(wc);
-            return;
-        }
+        if (observed) poster.completed(wc);
+        if (heldErrors.hold(wc)) return;  // a remote error, or a completion behind one, waits for the peer's departure
         if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && !close.isClosing()) beginClose(qpInError());
         RdmaOperationException error = sendQueue.complete((int) wc.wrId(), wc);
         if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
     }
 
-    // ------------------------------------------------------------------------------ a remote error, and the peer going away
-
-    /**
-     * How long a remote error waits for the setup path to report that the peer went away, before
-     * it closes the connection. A process that exits frees its memory, destroys its QPs and
-     * disconnects all at once, so a READ or WRITE in flight may meet memory already deregistered
-     * (IBV_WC_REM_ACCESS_ERR) just before its DREQ or socket EOF arrives here: the error then says
-     * that the peer went away, rather than only blame the rkey or the range. The connection is
-     * closing anyway; only its error is reported this much later.
-     */
-    static final Duration DEPARTURE_WAIT = Duration.ofMillis(250);
-
-    /** The statuses a peer that goes away mid-request can cause: errors the remote side reports, or its silence. */
-    private static boolean awaitsDeparture(WcStatus status) {
-        return switch (status) {
-            case IBV_WC_REM_ACCESS_ERR, IBV_WC_REM_INV_REQ_ERR, IBV_WC_REM_OP_ERR, IBV_WC_RETRY_EXC_ERR, IBV_WC_RNR_RETRY_EXC_ERR -> true;
-            default -> false;
-        };
-    }
-
-    /**
-     * Holds a remote error's completion (and the flushes after it) until the peer's departure is
-     * reported or {@link #DEPARTURE_WAIT} passes. The QP is in ERR already (an RC error), so
-     * nothing executes meanwhile: posts flush, and their completions wait here too, in order.
-     */
-    private void holdError(WorkCompletion wc) {
-        if (heldErrors == null) {
-            heldErrors = new ArrayList<>();
-            holdingErrors = true;
-            // a flushed receive must not be posted again into the QP in ERR (it would come back at once, over and over)
-            if (receiveQueue != null) receiveQueue.close();
-            if (close.isClosing()) {  // the setup path raced this: the peer is known to be gone, or a close began
-                loop.execute(this::releaseHeldErrors);
-            } else {
-                try {
-                    Schedulers.parallel().schedule(() -> loop.execute(this::releaseHeldErrors), DEPARTURE_WAIT.toMillis(),
-                            TimeUnit.MILLISECONDS);
-                } catch (RejectedExecutionException e) {
-                    loop.execute(this::releaseHeldErrors);  // no timer any more: report the error as it is
-                }
-            }
+    /** Where held remote errors go ({@link HeldErrors}): the send queue, then the close. */
+    private final class HeldTarget implements HeldErrors.Target {
+        @Override
+        public @Nullable Throwable closing() {
+            return close.isClosing() ? close.cause() : null;
         }
-        heldErrors.add(wc);
-    }
 
-    /**
-     * Fails the held operations, the first with its own error (naming the departure, if one was
-     * reported), then closes the connection with that error as the cause. Loop thread; once.
-     */
-    private void releaseHeldErrors() {
-        List<WorkCompletion> held = heldErrors;
-        if (held == null) return;
-        heldErrors = null;
-        holdingErrors = false;
-        WorkCompletion first = held.getFirst();
-        Throwable meanwhile = close.isClosing() ? close.cause() : departure;
-        RdmaOperationException error = RdmaOperationException.of(first, null, meanwhile);
-        // signalled before the close fails the posts still waiting for a credit: a stream sees the first error first
-        sendQueue.complete((int) first.wrId(), first, error);
-        beginClose(error);
-        for (int i = 1; i < held.size(); i++) sendQueue.complete((int) held.get(i).wrId(), held.get(i));
+        @Override
+        public void holding() {
+            // a flushed receive must not be posted again into the QP in ERR (it would come back at once, over and over)
+            receives.close();
+        }
+
+        @Override
+        public void first(WorkCompletion wc, @Nullable Throwable meanwhile) {
+            RdmaOperationException error = RdmaOperationException.of(wc, null, meanwhile);
+            // signalled before the close fails the posts still waiting for a credit: a stream sees the first error first
+            sendQueue.complete((int) wc.wrId(), wc, error);
+            beginClose(error);
+        }
+
+        @Override
+        public void next(WorkCompletion wc) {
+            sendQueue.complete((int) wc.wrId(), wc);
+        }
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
@@ -678,15 +381,15 @@ public final class ConnectionCore implements Loop.Member {
             return;
         }
         observer.completed(wc.opcode(), wc.status(), wc.wrId(), wc.byteLength(), -1);
-        RegisteredBuffer buffer = srq != null ? srq.completed(wc.wrId()) : receiveQueue.completed((int) wc.wrId());
+        RegisteredBuffer buffer = receives.failed(wc.wrId());
         if (wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(RdmaOperationException.of(wc, WcOpcode.RECV));
-        else if (heldErrors == null && !close.isClosing()) beginClose(qpInError());  // else it would be posted again, and flush again
+        else if (!heldErrors.isHolding() && !close.isClosing()) beginClose(qpInError());  // else it would be posted again, and flush again
         buffer.release();  // posted again, or freed when closing
     }
 
     private void received(long wrId, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
-        if (postedBytes != null) observer.completed(opcode, WcStatus.IBV_WC_SUCCESS, wrId, byteLength, -1);
-        RegisteredBuffer buffer = srq != null ? srq.completed(wrId) : receiveQueue.completed((int) wrId);
+        if (observed) observer.completed(opcode, WcStatus.IBV_WC_SUCCESS, wrId, byteLength, -1);
+        RegisteredBuffer buffer = receives.arrived(wrId);
         messagesHeld.incrementAndGet();
         inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
     }
@@ -702,10 +405,10 @@ public final class ConnectionCore implements Loop.Member {
                 + " (the device refused a request from the peer: an rkey, range or operation this side did not grant)", false);
     }
 
-    private void onAsyncEvent(AsyncEvent e) {
+    void onAsyncEvent(AsyncEvent e) {
         if (e.isFatal()) beginClose(new ConnectionException.Closed(description + ": the device reported " + e.name(), false));
         // with a shared receive queue nothing flushes when the QP enters ERR: this event is the sign (no effect when closing)
-        else if (e.isLastWqeReached() && srq != null) beginClose(qpInError());
+        else if (e.isLastWqeReached() && receives.isShared()) beginClose(qpInError());
     }
 
     @Override
@@ -751,7 +454,7 @@ public final class ConnectionCore implements Loop.Member {
         LOG.log(Level.DEBUG, () -> this + " closing: " + cause);
         sendQueue.close(this::closedError, cause);  // nothing is posted from now on
         // nor received into: a buffer re-posted to the QP in ERR would flush, come back and be re-posted, over and over
-        if (receiveQueue != null) receiveQueue.close();
+        receives.close();
         try {
             teardown.disconnect(qp);  // QP → ERR: every posted WR completes with a flush error
         } catch (RuntimeException e) {
@@ -770,7 +473,7 @@ public final class ConnectionCore implements Loop.Member {
 
     @Override
     public boolean drained() {
-        return sendQueue.inFlight() == 0 && (receiveQueue == null || receiveQueue.posted() == 0);
+        return sendQueue.inFlight() == 0 && receives.posted() == 0;
     }
 
     @Override
@@ -788,14 +491,14 @@ public final class ConnectionCore implements Loop.Member {
         if (!close.destroy()) return;
         // a drainer that saw the queue open may be inside ibv_post_send on another thread
         sendQueue.awaitNoPoster();
-        if (receiveQueue != null) receiveQueue.close();
+        receives.close();
         quietly("destroying the QP", qp::close);
         loop.unregister(cq, qpNumber, this);
         domain.unwatch(qp.handle().address());
         cq.release();
         ConnectionException.Closed error = closedError();
         sendQueue.failInFlight(error);
-        if (receiveQueue != null) receiveQueue.takeStillPosted().forEach(RegisteredBuffer::release);
+        receives.releaseStillPosted();
         // every completion of the QP was taken: receivers now find the messages that arrived, then the closure
         inbox.close(this::closedError);
         // a peer's close leaves its last messages readable until received or close(); a local close discards them
@@ -806,7 +509,7 @@ public final class ConnectionCore implements Loop.Member {
             copies = copyPool;
         }
         if (copies != null) quietly("closing the copy pool", copies::close);
-        if (receivePool != null) quietly("closing the receive pool", receivePool::close);
+        quietly("closing the receive memory", receives::closeMemory);
         // a WRITE_WITH_IMM's notification points into the exposed region: it outlives the QP
         // while any message is held (in the inbox or by the application)
         exposedLingers = true;

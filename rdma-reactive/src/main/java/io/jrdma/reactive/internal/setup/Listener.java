@@ -2,6 +2,7 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
@@ -53,8 +54,8 @@ public abstract class Listener {
     }
 
     /** A connection builder on the least loaded loop, with the server's shared SRQ and region for the device. */
-    final ConnectionCore.Builder builder(DeviceDomain domain, String description) {
-        ConnectionCore.Builder b = ConnectionCore.builder(domain, resources.chooseLoop(), settings.config(), description);
+    final ConnectionBuilder builder(DeviceDomain domain, String description) {
+        ConnectionBuilder b = ConnectionCore.builder(domain, resources.chooseLoop(), settings.config(), description);
         synchronized (this) {
             if (settings.srqDepth() > 0) {
                 SharedReceiver r = receivers.get(domain);

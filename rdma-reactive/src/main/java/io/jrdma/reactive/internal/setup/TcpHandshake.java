@@ -8,6 +8,7 @@ import io.jrdma.ffm.Mtu;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import java.io.IOException;
@@ -184,7 +185,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         gid = config.gidIndex() < 0 ? domain.context().roceV2Gid(config.port(), localIp)
                 : domain.context().queryGid(config.port(), config.gidIndex()).orElseThrow(() -> new RdmaException(
                         "GID index " + config.gidIndex() + " of " + domain.deviceName() + " port " + config.port() + " is empty"));
-        ConnectionCore.Builder b = listener != null ? listener.builder(domain, description)
+        ConnectionBuilder b = listener != null ? listener.builder(domain, description)
                 : ConnectionCore.builder(domain, resources.chooseLoop(), config, description);
         core = b.teardown(new TcpTeardown(events, channel)).create();
         if (listener != null) listener.accepted(core);
