@@ -40,6 +40,7 @@ public final class ConnectionConfig {
     private final int minRnrTimer;
     private final boolean metrics;
     private final boolean wiretap;
+    private final boolean receiverCredits;
 
     private ConnectionConfig(Draft d) {
         if (d.sendQueueDepth < 1 || d.receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
@@ -88,6 +89,7 @@ public final class ConnectionConfig {
         this.rnrRetryCount = d.rnrRetryCount;
         this.ackTimeout = d.ackTimeout;
         this.minRnrTimer = d.minRnrTimer;
+        this.receiverCredits = d.receiverCredits;
     }
 
     /**
@@ -228,6 +230,14 @@ public final class ConnectionConfig {
         return minRnrTimer;
     }
 
+    /**
+     * {@return whether this side offers receiver credits to a jrdma peer (default true): a message
+     * is then posted only when the peer has a receive for it (docs/credit-protocol.md)}
+     */
+    public boolean receiverCredits() {
+        return receiverCredits;
+    }
+
     /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
     public boolean metrics() {
         return metrics;
@@ -265,7 +275,8 @@ public final class ConnectionConfig {
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
-                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && wiretap == c.wiretap;
+                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && wiretap == c.wiretap
+                && receiverCredits == c.receiverCredits;
     }
 
     @Override
@@ -282,7 +293,7 @@ public final class ConnectionConfig {
                 + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
                 + (ackTimeout < 0 ? "" : ", ACK timeout 2^" + ackTimeout + " x 4.096 us")
                 + (minRnrTimer < 0 ? "" : ", RNR NAK delay " + RnrNakTimer.delay(minRnrTimer))
-                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + "]";
+                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + (receiverCredits ? "" : ", no receiver credits") + "]";
     }
 
     /** The fields of a configuration under change; building validates them. */
@@ -296,6 +307,7 @@ public final class ConnectionConfig {
         Duration connectTimeout = Duration.ofSeconds(10), operationTimeout = Duration.ofSeconds(30);
         @Nullable String device;
         boolean metrics, wiretap;
+        boolean receiverCredits = true;
 
         private Draft() {}
 
@@ -322,6 +334,7 @@ public final class ConnectionConfig {
             minRnrTimer = c.minRnrTimer;
             metrics = c.metrics;
             wiretap = c.wiretap;
+            receiverCredits = c.receiverCredits;
         }
 
         private ConnectionConfig build() {

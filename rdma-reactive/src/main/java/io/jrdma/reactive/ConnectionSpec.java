@@ -261,6 +261,22 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     }
 
     /**
+     * Whether this side offers receiver credits to a jrdma peer (default true). With credits on
+     * both sides, a message (SEND, SEND_WITH_IMM, WRITE_WITH_IMM) is posted only when the peer has
+     * a receive posted for it, so a slow consumer slows its producer instead of meeting it with RNR
+     * NAKs; each side posts two receives more than its depth, for the peer's credit grants
+     * (docs/credit-protocol.md). Off, a connection behaves as RDMA does between C programs: a
+     * message that finds no receive is NAKed and retried ({@link #minRnrTimer}). Connections to C
+     * peers and raw connections never use credits.
+     *
+     * @param enabled false to leave them off
+     * @return a copy with that choice
+     */
+    public T receiverCredits(boolean enabled) {
+        return with(d -> d.receiverCredits = enabled);
+    }
+
+    /**
      * Sends and writes up to this size go inline: the NIC takes the bytes with the work request,
      * without a DMA read of the buffer (if the device grants that much).
      *

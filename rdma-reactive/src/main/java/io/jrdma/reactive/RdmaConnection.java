@@ -24,6 +24,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -184,6 +185,51 @@ public final class RdmaConnection implements Disposable {
      */
     public Mono<WorkCompletion> send(String text) {
         return send(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /**
+     * SENDs every message {@code messages} publishes, in order, each as one SEND: Reactor Netty's
+     * {@code send(Publisher)}, with the peer's demand in it. A message is requested from
+     * {@code messages} only when it can be posted at once: a send slot is free and, when the peer
+     * grants receiver credits (every jrdma peer does; see {@link #peerCredits()}), the peer has a
+     * receive posted for it. So a consumer on the other host that stops releasing its messages
+     * stops the producer here, and nothing waits meanwhile (no operation timeout runs). Each
+     * element's buffer reference passes to the stream: it is released once its SEND completed
+     * (zero copy). An echo is {@code conn.send(conn.receives().map(...))}.
+     *
+     * @param messages slices of registered memory of this connection's device, each at most the
+     *                 peer's receive buffer size
+     * @return completes once {@code messages} completed and every SEND completed; fails with the
+     *         first error (of {@code messages}, or of a SEND: see the class description), cancelling
+     *         {@code messages}; cancelling it cancels {@code messages} (SENDs posted complete on their own)
+     */
+    public Mono<Void> send(Publisher<? extends ScatterGatherElement> messages) {
+        return holding(core.send(messages)).name("jrdma.send");
+    }
+
+    /**
+     * {@link #send(Publisher)} of copies of {@code messages}, each through a buffer of
+     * {@link #buffers()}: a message is requested when the peer's demand allows, copied, and its
+     * buffer goes back to the pool once its SEND completed.
+     *
+     * @param messages the messages, each at most the pool's buffer size
+     * @return as {@link #send(Publisher)}
+     */
+    public Mono<Void> sendByteArray(Publisher<byte[]> messages) {
+        return send(Flux.from(messages).concatMap(bytes -> bytes.length > config.bufferSize()
+                ? Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + config.bufferSize()))
+                : pooledBuffer().map(b -> ScatterGatherElement.of(b.put(0, bytes), 0, bytes.length)), 0));
+    }
+
+    /**
+     * The peer's receiver credits this side holds unused: how many more messages (SEND,
+     * SEND_WITH_IMM, WRITE_WITH_IMM) can be posted before the peer grants more, or -1 when the peer
+     * grants none (a C peer, a raw connection): then nothing holds a message back but the send slots.
+     *
+     * @return the credits, or -1
+     */
+    public int peerCredits() {
+        return core.peerCredits();
     }
 
     /**

@@ -47,11 +47,13 @@ public final class LabPeers implements AutoCloseable {
     }
 
     /**
-     * A server with a single receive buffer and a client with {@code clientSendDepth} credits, for
-     * tests that need SENDs genuinely in flight: see {@link #occupyServerReceive()}.
+     * A server with a single receive buffer and a client with {@code clientSendDepth} send slots,
+     * without receiver credits, for tests that need SENDs genuinely in flight: see
+     * {@link #occupyServerReceive()}.
      */
     public static LabPeers withOneServerReceive(Transport transport, int clientSendDepth) {
-        return connect(transport, RdmaServer.create().queueDepth(4, 1), RdmaClient.create().queueDepth(clientSendDepth, 4));
+        return connect(transport, RdmaServer.create().queueDepth(4, 1).receiverCredits(false),
+                RdmaClient.create().queueDepth(clientSendDepth, 4).receiverCredits(false));
     }
 
     /**

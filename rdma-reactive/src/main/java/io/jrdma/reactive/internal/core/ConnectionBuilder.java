@@ -27,6 +27,8 @@ public final class ConnectionBuilder {
     private BiFunction<ProtectionDomain, QueuePairInit, QueuePair> qpFactory = ProtectionDomain::createQueuePair;
     ConnectionCore.Teardown teardown;
     SharedReceiver srq;
+    SharedCredits sharedCredits;
+    boolean speaksCredits;
     private RegisteredBuffer sharedExposed;
 
     ConnectionBuilder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
@@ -47,9 +49,21 @@ public final class ConnectionBuilder {
         return this;
     }
 
-    /** Receives come from this SRQ instead of a receive queue of the connection's own. */
-    public ConnectionBuilder sharedReceiveQueue(SharedReceiver srq) {
+    /** Receives come from this SRQ instead of a receive queue of the connection's own; {@code credits} hands its buffers out as receiver credits. */
+    public ConnectionBuilder sharedReceiveQueue(SharedReceiver srq, SharedCredits credits) {
         this.srq = srq;
+        this.sharedCredits = credits;
+        return this;
+    }
+
+    /**
+     * The setup path speaks jrdma's protocol (a connection descriptor each way): this side offers
+     * receiver credits (docs/credit-protocol.md), which go on if the peer's descriptor offers them
+     * too ({@link ConnectionCore#peerDescribed}). The QP gets {@link Credits#RESERVED} more send
+     * and receive entries for control messages.
+     */
+    public ConnectionBuilder speaksCredits() {
+        this.speaksCredits = true;
         return this;
     }
 
@@ -66,14 +80,16 @@ public final class ConnectionBuilder {
      */
     public ConnectionCore create() {
         if (teardown == null) throw new IllegalStateException("a connection needs a teardown");
-        int entries = config.sendQueueDepth() + (srq == null ? config.receiveQueueDepth() : 0);
+        int control = speaksCredits ? Credits.RESERVED : 0;
+        int receiveDepth = config.receiveQueueDepth() + control;
+        int entries = config.sendQueueDepth() + control + (srq == null ? receiveDepth : 0);
         CqLease lease = loop.reserve(domain, entries, srq);
         List<Runnable> undo = new ArrayList<>();
         undo.add(lease::release);
         try {
             QueuePairInit init = QueuePairInit.of(QpType.RC, lease.completionQueue(), lease.completionQueue())
-                    .sendQueue(config.sendQueueDepth(), config.maxScatterGather())
-                    .receiveQueue(config.receiveQueueDepth(), 1)
+                    .sendQueue(config.sendQueueDepth() + control, config.maxScatterGather())
+                    .receiveQueue(receiveDepth, 1)
                     .maxInlineData(config.maxInlineData());
             if (srq != null) init = init.sharedReceiveQueue(srq.queue());
             QueuePair qp = qpFactory.apply(domain.pd(), init);
@@ -81,7 +97,7 @@ public final class ConnectionBuilder {
             BufferPool receivePool = null;
             if (srq == null) {
                 // least privilege (DeviceDomain.pool): receives land here, nothing remote ever does
-                receivePool = domain.pool(config.bufferSize(), config.receiveQueueDepth(), EnumSet.of(Access.LOCAL_WRITE));
+                receivePool = domain.pool(config.bufferSize(), receiveDepth, EnumSet.of(Access.LOCAL_WRITE));
                 undo.add(receivePool::close);
             }
             RegisteredBuffer exposed;

@@ -36,6 +36,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -89,6 +90,8 @@ public final class ConnectionCore implements Loop.Member {
     private final SendPoster poster;
     private final SendQueue sendQueue;
     private final ReceivePath receives;
+    /** Receiver credits, where the setup path speaks jrdma's protocol; null for raw and C-peer connections. */
+    private final @Nullable CreditLink credits;
     private final Inbox<ReceivedMessage> inbox = new Inbox<>(ReceivedMessage::release);
     private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
     private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
@@ -130,6 +133,8 @@ public final class ConnectionCore implements Loop.Member {
                 System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
         this.completions = new CompletionStream(loop, this::process);
         this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget());
+        this.credits = b.speaksCredits ? new CreditLink(new LinkTarget(), loop, sendQueue, config.receiveQueueDepth(), b.sharedCredits) : null;
+        if (credits != null && receives instanceof OwnReceives own) own.onReposted(credits::reposted);
     }
 
     /** What a setup path knows before the QP exists. */
@@ -157,6 +162,54 @@ public final class ConnectionCore implements Loop.Member {
         this.remote = peerExposed;
         this.peerPrivateData = privateData.clone();
         LOG.log(Level.DEBUG, () -> this + " established");
+    }
+
+    /**
+     * The peer's connection descriptor is in: receiver credits go on if this side offered them
+     * ({@link ConnectionBuilder#speaksCredits()}) and the peer does too ({@code peerWindow}: its
+     * initial grant). Before the application has the connection; once.
+     *
+     * @throws ConnectionException.Rejected when the server's shared receive queue has no room for it
+     */
+    public void peerDescribed(boolean peerSpeaksCredits, int peerWindow) {
+        if (credits != null) credits.described(peerSpeaksCredits, peerWindow);
+    }
+
+    /** What this side grants the peer in its descriptor, or -1 if it offers no receiver credits (after {@link #peerDescribed}, on a server). */
+    public int initialGrant() {
+        return credits == null ? -1 : credits.initialGrant();
+    }
+
+    /** The peer's credits this side holds unused, or -1 when the peer grants none. */
+    public int peerCredits() {
+        Credits c = credits == null ? null : credits.credits();
+        return c == null ? -1 : c.available();
+    }
+
+    /** Sends {@code messages} as one operation ({@link MessageStream}). */
+    public Mono<Void> send(Publisher<? extends ScatterGatherElement> messages) {
+        return new MessageStream(messages, new MessageStream.Outlet() {
+            @Override
+            public int maxInFlight() {
+                return config.sendQueueDepth();
+            }
+
+            @Override
+            public @Nullable Credits credits() {
+                return credits == null ? null : credits.credits();
+            }
+
+            @Override
+            public void awaitCredit(Runnable wake) {
+                if (credits == null) wake.run();
+                else credits.awaitCredit(wake);
+            }
+
+            @Override
+            public SendQueue.Op operation(ScatterGatherElement m) {
+                return sendQueue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+            }
+        });
     }
 
     /** Setup failed after the QP existed: tears everything down like a close. */
@@ -321,6 +374,10 @@ public final class ConnectionCore implements Loop.Member {
         if (!shared && (wrId & ((long) TAG_MASK << 32)) != tag) return;  // a destroyed QP's, whose number this QP reuses
         boolean receive = (wrId & RECEIVE) != 0;
         WcStatus status = wcs.status(i);
+        if (!receive && (int) wrId >= config.sendQueueDepth()) {  // a credit grant's, in the slots beyond the send queue's
+            controlCompleted((int) wrId - config.sendQueueDepth(), status);
+            return;
+        }
         // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
         // successful one's vendor_err means nothing, and a provider need not write it into the reused array
         boolean success = status == WcStatus.IBV_WC_SUCCESS;
@@ -390,8 +447,54 @@ public final class ConnectionCore implements Loop.Member {
     private void received(long wrId, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
         if (observed) observer.completed(opcode, WcStatus.IBV_WC_SUCCESS, wrId, byteLength, -1);
         RegisteredBuffer buffer = receives.arrived(wrId);
+        if (credits != null) credits.arrived(buffer, opcode, byteLength, hasImmediate, immediate);  // a message, or a grant
+        else deliver(buffer, byteLength, hasImmediate, immediate);
+    }
+
+    private void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
         messagesHeld.incrementAndGet();
         inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
+    }
+
+    /** Loop thread: a credit grant's send completed; one that failed for another reason than the close closes the connection. */
+    private void controlCompleted(int index, WcStatus status) {
+        if (status == WcStatus.IBV_WC_SUCCESS) credits.controlCompleted(index);
+        else if (status != WcStatus.IBV_WC_WR_FLUSH_ERR) {
+            beginClose(new ConnectionException.Closed(description + ": a receiver-credit grant to the peer failed (" + status.name() + ")", false));
+        }
+    }
+
+    /** What the credit link needs of this connection. */
+    private final class LinkTarget implements CreditLink.Connection {
+        @Override
+        public void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
+            ConnectionCore.this.deliver(buffer, byteLength, hasImmediate, immediate);
+        }
+
+        @Override
+        public void postControl(int index, int immediate) {
+            try {
+                poster.postControl(index, immediate);
+            } catch (RuntimeException e) {
+                beginClose(e);  // the QP is in error: the close says why
+            }
+        }
+
+        @Override
+        public void fail(Throwable error) {
+            LOG.log(Level.WARNING, () -> ConnectionCore.this + ": " + error.getMessage());
+            beginClose(error);
+        }
+
+        @Override
+        public boolean isClosing() {
+            return close.isClosing();
+        }
+
+        @Override
+        public String description() {
+            return description;
+        }
     }
 
     /**
@@ -461,6 +564,7 @@ public final class ConnectionCore implements Loop.Member {
             LOG.log(Level.DEBUG, () -> this + ": disconnect failed (already in error?): " + e);
         }
         close.disconnected();
+        if (credits != null) credits.closing();
         loop.execute(completions::close);  // held completions are taken now, later ones as they come
         loop.drain(this);
         // fails the posts that were waiting for credit, on the loop like every other signal of the
@@ -499,6 +603,7 @@ public final class ConnectionCore implements Loop.Member {
         ConnectionException.Closed error = closedError();
         sendQueue.failInFlight(error);
         receives.releaseStillPosted();
+        if (credits != null) credits.destroyed();
         // every completion of the QP was taken: receivers now find the messages that arrived, then the closure
         inbox.close(this::closedError);
         // a peer's close leaves its last messages readable until received or close(); a local close discards them

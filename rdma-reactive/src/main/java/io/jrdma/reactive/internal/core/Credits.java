@@ -56,8 +56,8 @@ public final class Credits {
     private final AtomicLong supply;
     /** Granted since the start, the initial window included (loop thread). */
     private volatile long granted;
-    /** The peer's messages that arrived (loop thread). */
-    private long received;
+    /** The peer's messages that arrived (written by the loop thread; read by {@link #grantDue()} anywhere). */
+    private volatile long received;
     /** This side's control messages posted and not completed (loop thread). */
     private int controlsOut;
 
@@ -179,9 +179,10 @@ public final class Credits {
         return CONTROL | (int) (granted & COUNT_MASK);
     }
 
-    /** Whether a grant could be due now: cheap, any thread; {@link #grantNow()} decides on the loop. */
-    public boolean mayGrant() {
-        return supply.get() - granted >= 1;
+    /** Whether a grant is due by the rules (ignoring free control slots): cheap, any thread; {@link #grantNow()} decides on the loop. */
+    public boolean grantDue() {
+        long grantable = supply.get() - granted;
+        return grantable > 0 && (granted == received || grantable >= (window + 1) / 2);
     }
 
     /** Loop thread: one of this side's control messages completed (its send slot is free again). */

@@ -6,6 +6,7 @@ import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.foreign.Arena;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A connection's receives from a receive queue of its own: a registered pool of receive buffers,
@@ -23,6 +24,8 @@ final class OwnReceives implements ReceivePath {
     /** One receive WR per receive slot, written at its first post: a re-post stores nothing. Guarded by the receive queue. */
     private final ReceiveWorkRequest[] wrs;
     private final ReceiveQueue queue;
+    /** Told of each buffer posted again (not of its first post): receiver credits grant it. Null: nobody is. */
+    private volatile @Nullable Runnable onReposted;
 
     /** {@code onPostFailure}: a re-post failed (the QP is in error), outside any lock; it closes the connection. */
     OwnReceives(BufferPool pool, QueuePair qp, long tag, Arena wrMemory, Consumer<RuntimeException> onPostFailure) {
@@ -56,8 +59,17 @@ final class OwnReceives implements ReceivePath {
         if (wr == null) {
             wr = ReceiveWorkRequest.allocate(wrMemory, 1).wrId(RECEIVE | tag | slot).sge(0, buffer.address(), (int) buffer.capacity(), buffer.lkey());
             wrs[slot] = wr;
+            qp.postReceive(wr);
+            return;
         }
         qp.postReceive(wr);
+        Runnable r = onReposted;
+        if (r != null) r.run();
+    }
+
+    /** {@code listener} is told of each buffer posted again from now on (receiver credits). */
+    void onReposted(Runnable listener) {
+        this.onReposted = listener;
     }
 
     @Override

@@ -53,6 +53,8 @@ final class SendPoster implements SendQueue.Poster {
      * interface with several implementations, as C2 does.
      */
     private final long @Nullable [] postedAt, postedBytes;
+    /** The work requests of receiver-credit control messages, one per control slot, written once; the loop's. */
+    private final SendWorkRequest[] control;
 
     /** {@code wrMemory} holds the work requests: freed once the connection and its WRs are unreachable. */
     SendPoster(QueuePair qp, long tag, DeviceDomain domain, ConnectionConfig config, Observer observer, Arena wrMemory, Object owner) {
@@ -70,6 +72,22 @@ final class SendPoster implements SendQueue.Poster {
         this.observer = observer;
         this.postedAt = observer.timed() ? new long[config.sendQueueDepth()] : null;
         this.postedBytes = observer == Observer.NONE ? null : new long[config.sendQueueDepth()];
+        this.control = new SendWorkRequest[Credits.RESERVED];
+        for (int i = 0; i < control.length; i++) {
+            // zero bytes: C9-88 asks no valid remote address or key of a zero-length RDMA WRITE
+            control[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + i).opcode(SendOpcode.RDMA_WRITE_WITH_IMM)
+                    .noSge().flags(SendFlags.SIGNALED).rdma(0, 0);
+        }
+    }
+
+    /**
+     * Posts a receiver-credit control message: a zero-length WRITE_WITH_IMM with {@code immediate},
+     * as send slot {@code sendQueueDepth + index} (beyond the send queue's). Loop thread.
+     */
+    void postControl(int index, int immediate) {
+        SendWorkRequest wr = control[index];
+        wr.immediate(immediate).next(null);
+        qp.postSend(wr);
     }
 
     @Override

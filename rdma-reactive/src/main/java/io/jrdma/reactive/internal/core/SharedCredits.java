@@ -33,14 +33,17 @@ public final class SharedCredits {
     public final class Member {
         private final Credits credits;
         private final int window;
+        /** Told after each supply, under the lock: it may only hand the grant to its loop. */
+        private final Runnable onSupply;
         /** Supplied since joining, initial grant included; arrived. Guarded by the lock. */
         private long supplied, arrived;
         private boolean wanting, left;
 
-        private Member(Credits credits, int window, int initial) {
+        private Member(Credits credits, int window, int initial, Runnable onSupply) {
             this.credits = credits;
             this.window = window;
             this.supplied = initial;
+            this.onSupply = onSupply;
         }
 
         /** Loop thread: one of this connection's messages arrived (its buffer is the application's now). */
@@ -97,13 +100,14 @@ public final class SharedCredits {
     }
 
     /**
-     * A connection joins: its reserve, and an initial grant of up to {@code window} tokens.
+     * A connection joins: its reserve, and an initial grant of up to {@code window} tokens;
+     * {@code onSupply} runs (under this object's lock) each time it is supplied another.
      *
      * @param peerWindow what the peer granted this side in its descriptor
      * @return the member, whose {@link Credits#initialGrant()} goes to the peer in the descriptor (at
      *         least 1), or null when the queue has no room for one more connection
      */
-    public synchronized Member join(int window, int peerWindow) {
+    public synchronized Member join(int window, int peerWindow, Runnable onSupply) {
         if (tokens < CUSHION) tokens += grow.getAsInt();
         if (tokens < CUSHION) return null;
         tokens -= Credits.RESERVED;
@@ -111,7 +115,7 @@ public final class SharedCredits {
         int initial = Math.max(1, Math.min(window, (tokens - CUSHION) / (members + 1)));
         tokens -= initial;
         members++;
-        Member m = new Member(new Credits(window, initial, peerWindow), window, initial);
+        Member m = new Member(new Credits(window, initial, peerWindow), window, initial, onSupply);
         if (m.wants() > 0) {
             m.wanting = true;
             waiting.add(m);
@@ -119,15 +123,10 @@ public final class SharedCredits {
         return m;
     }
 
-    /** {@code n} buffers were posted again ({@code n} = -1: a control message's, posted before it counts). Any thread. */
+    /** {@code n} more receives were posted (again, or a new slab; -1: a control message's, posted before it counts). Any thread. */
     public synchronized void reposted(int n) {
         tokens += n;
         if (n > 0) handOut();
-    }
-
-    /** The queue grew by {@code n} receives on its own (its limit event). */
-    public synchronized void grew(int n) {
-        reposted(n);
     }
 
     /** Tokens free now (for tests and statistics). */
@@ -153,5 +152,6 @@ public final class SharedCredits {
         tokens--;
         m.supplied++;
         m.credits.supplied(1);
+        m.onSupply.run();
     }
 }

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
 
 /**
  * A server's shared receive queue on one device: every connection of the listener receives into
@@ -52,7 +53,10 @@ public final class SharedReceiver {
     private int posted;                                                     // guarded by this
     private boolean closed;                                                 // guarded by this
     private final AtomicInteger limitEvents = new AtomicInteger();
+    /** Told of every buffer posted again (1) and of every slab the limit event adds (its size): receiver credits count them. */
+    private volatile IntConsumer postedMore = n -> { };
     private boolean exhaustedLogged;                                        // guarded by this
+    private int slabsPlanned = 1;                                           // guarded by this; the first at creation
 
     private SharedReceiver(DeviceDomain domain, SharedReceiveQueue srq, int bufferSize, int depth, int maxBuffers) {
         this.tag = TAGS.incrementAndGet() & TAG_MASK;
@@ -103,6 +107,11 @@ public final class SharedReceiver {
         return posted;
     }
 
+    /** {@code listener} is told of every buffer posted again (1) and every slab the limit event adds (its size). Once, at creation. */
+    public void onPostedMore(IntConsumer listener) {
+        this.postedMore = listener;
+    }
+
     /** Buffers in all slabs. */
     public int buffers() {
         return slabs.size() * slabSize;
@@ -115,6 +124,16 @@ public final class SharedReceiver {
 
     public int limit() {
         return limit;
+    }
+
+    /** One more slab, posted, if the maximum allows; returns the receives it added (0: none), telling no listener. */
+    public int grow() {
+        synchronized (this) {
+            if (closed || (slabsPlanned + 1) * slabSize > maxBuffers) return 0;
+            slabsPlanned++;  // decided under the lock: two growers never pass the maximum together
+        }
+        addSlab();
+        return slabSize;
     }
 
     private void addSlab() {
@@ -150,12 +169,13 @@ public final class SharedReceiver {
             if (closed) return false;
             try {
                 post(slab, b);
-                return true;
             } catch (RuntimeException e) {
                 LOG.log(Level.WARNING, "re-posting a receive on the SRQ of " + domain.deviceName() + " failed", e);
                 return false;
             }
         }
+        postedMore.accept(1);  // outside this lock: a listener may hold a lock of its own and grow this queue
+        return true;
     }
 
     private int slabOf(RegisteredBuffer b) {
@@ -196,7 +216,7 @@ public final class SharedReceiver {
             boolean grow;
             synchronized (this) {
                 if (closed) return;
-                grow = slabs.size() * slabSize + slabSize <= maxBuffers;
+                grow = (slabsPlanned + 1) * slabSize <= maxBuffers;
                 if (!grow && !exhaustedLogged) {
                     exhaustedLogged = true;
                     LOG.log(Level.WARNING, "the shared receive queue on " + domain.deviceName() + " is at its maximum of " + maxBuffers
@@ -204,8 +224,9 @@ public final class SharedReceiver {
                             + " (release them); senders meet RNR until it does");
                 }
             }
-            if (grow) {
-                addSlab();
+            int added = grow ? grow() : 0;
+            if (added > 0) {
+                postedMore.accept(added);
                 LOG.log(Level.DEBUG, () -> "SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
             }
             srq.armLimit(limit);

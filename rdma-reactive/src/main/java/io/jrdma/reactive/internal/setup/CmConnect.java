@@ -10,6 +10,7 @@ import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.InetSocketAddress;
@@ -113,14 +114,15 @@ final class CmConnect implements CmEvents.Handler {
         CmId cmId = id;
         InetSocketAddress from = id.localAddress();
         description = "rdma_cm " + (from == null ? "" : SetupMessages.address(from) + " ") + "-> " + SetupMessages.address(remote);
-        core = ConnectionCore.builder(resources.domains().of(id.context()), resources.chooseLoop(), config, description)
+        ConnectionBuilder b = ConnectionCore.builder(resources.domains().of(id.context()), resources.chooseLoop(), config, description)
                 .queuePairFactory(cmId::createQueuePair)
-                .teardown(new CmTeardown(events, cmId))
-                .create();
+                .teardown(new CmTeardown(events, cmId));
+        if (raw == null && config.receiverCredits()) b.speaksCredits();
+        core = b.create();
         resources.track(core);
         // receives are posted before connecting: the server may send the moment it is established
         core.postReceives();
-        byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core.exposed()).encode();
+        byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core).encode();
         Parameters.ackTimeout(config, id);
         id.connect(Parameters.cm(config, data));
     }
@@ -128,12 +130,16 @@ final class CmConnect implements CmEvents.Handler {
     private void established(CmEvent e) {
         RemoteBuffer exposed = null;
         if (raw == null) {
+            ConnectionDescriptor theirs;
             try {
-                exposed = ConnectionDescriptor.decode(e.privateData()).exposed();
+                theirs = ConnectionDescriptor.decode(e.privateData());
             } catch (ConnectionException.Protocol p) {
                 throw new ConnectionException.Protocol(SetupMessages.address(remote) + " is not a jrdma server: " + p.getMessage()
                         + " in its accept; to talk to a server that is not jrdma, connect with rawPrivateData");
             }
+            exposed = theirs.exposed();
+            // librdmacm moved the QP to RTS before this event: a message may have come; it waits until the loop knows this
+            core.peerDescribed(theirs.credits(), theirs.receiveDepth());
         }
         done = true;
         timer.dispose();

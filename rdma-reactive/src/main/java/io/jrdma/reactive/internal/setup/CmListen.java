@@ -9,6 +9,7 @@ import io.jrdma.reactive.AcceptDecision;
 import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
+import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.memory.RemoteBuffer;
@@ -102,10 +103,10 @@ final class CmListen extends Listener implements CmEvents.Handler {
         try {
             DeviceDomain domain = resources.domains().of(id.context());
             InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
-            core = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- " + SetupMessages.address(peer))
-                    .queuePairFactory(id::createQueuePair)
-                    .teardown(new CmConnect.CmTeardown(events, id))
-                    .create();
+            ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- "
+                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id));
+            if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
+            core = b.create();
         } catch (RuntimeException ex) {
             logRefused(peer, ex);
             reject(id, SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES));
@@ -116,7 +117,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
         try {
             byte[] mine;
             if (settings.rawAccept() == null) {
-                mine = ConnectionDescriptor.of(settings.config(), core.exposed()).encode();
+                core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // before the QP can receive: RTS comes with the accept
+                mine = ConnectionDescriptor.of(settings.config(), core).encode();
             } else {
                 AcceptDecision decision = decide(peer, e.privateData(), core);
                 if (decision instanceof AcceptDecision.Reject r) {

@@ -3,6 +3,7 @@ package io.jrdma.reactive.internal.setup;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.nio.ByteBuffer;
@@ -15,17 +16,22 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  *   0  u32 magic 0x4A52444D ("JRDM")     12  u32 receive buffer size
  *   4  u8  version (1)                   16  u64 exposed buffer address (0 = none)
- *   5  u8  flags (0)                     24  u32 exposed buffer rkey
+ *   5  u8  flags                         24  u32 exposed buffer rkey
  *   6  u16 receive queue depth           28  u32 exposed buffer length, low 32 bits
  *   8  u32 exposed buffer length, high 32 bits (0 below 4 GiB; a version 1 peer sends 0 there)
  * </pre>
- * The receive queue depth is the credit the peer may use: with a server's shared receive queue,
- * the server's configured per-connection share of it.
+ * Flags: bit 0 {@link #CREDITS}, this side speaks receiver credits (docs/credit-protocol.md); the
+ * receive queue depth is then its initial grant, the messages the peer may send before a grant
+ * arrives. Without the flag (a peer of an earlier version, a C peer) it is the depth of the
+ * receive queue the peer's SENDs meet, advisory: with a server's shared receive queue, the
+ * server's configured per-connection share of it.
  */
-public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed) {
+public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed, boolean credits) {
     static final int MAGIC = 0x4A52444D;
     static final int VERSION = 1;
     public static final int SIZE = 32;
+    /** Flags bit 0: receiver credits. */
+    static final int CREDITS = 1;
 
     /** The wire fields are u16 and u32: a value that does not fit must fail, not be truncated. */
     public ConnectionDescriptor {
@@ -34,22 +40,34 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         }
     }
 
+    /** A descriptor without receiver credits (what a peer of an earlier version, or a C peer, sends). */
+    public ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed) {
+        this(receiveDepth, receiveBufferSize, exposed, false);
+    }
+
     /**
      * This side's descriptor: its receive credit and buffer size, and the memory it exposes (or
      * none). Only a region registered with remote access is advertised: an RPC server's staging
      * memory, say, is the connection's "exposed" region with local access only, and its address and
-     * key are nobody's business.
+     * key are nobody's business. {@code initialGrant}: the receiver credits it grants the peer, or
+     * -1 if it speaks none.
      */
-    static ConnectionDescriptor of(ConnectionConfig config, RegisteredBuffer exposed) {
+    static ConnectionDescriptor of(ConnectionConfig config, RegisteredBuffer exposed, int initialGrant) {
         boolean remote = config.exposedAccess().stream().anyMatch(a -> a != Access.LOCAL_WRITE);
         RemoteBuffer e = exposed == null || !remote ? new RemoteBuffer(0, 0, 0) : exposed.toRemote(0, exposed.capacity());
-        return new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), e);
+        return initialGrant < 0 ? new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), e)
+                : new ConnectionDescriptor(initialGrant, config.bufferSize(), e, true);
+    }
+
+    /** This side's descriptor for the connection {@code core} (its exposed region, its credits). */
+    static ConnectionDescriptor of(ConnectionConfig config, ConnectionCore core) {
+        return of(config, core.exposed(), core.initialGrant());
     }
 
     public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.BIG_ENDIAN);
         long length = exposed.length();
-        b.putInt(MAGIC).put((byte) VERSION).put((byte) 0).putShort((short) receiveDepth).putInt((int) (length >>> 32))
+        b.putInt(MAGIC).put((byte) VERSION).put((byte) (credits ? CREDITS : 0)).putShort((short) receiveDepth).putInt((int) (length >>> 32))
                 .putInt(receiveBufferSize);
         b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) length);
         return b.array();
@@ -72,7 +90,7 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         if (version != VERSION) {
             throw new ConnectionException.Protocol("jrdma protocol version " + version + "; this side speaks version " + VERSION);
         }
-        b.get();
+        int flags = Byte.toUnsignedInt(b.get());  // bits this side does not know are a later version's additions: ignored
         int depth = Short.toUnsignedInt(b.getShort());
         long lengthHigh = Integer.toUnsignedLong(b.getInt());
         int size = b.getInt();
@@ -85,7 +103,7 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
             throw new ConnectionException.Protocol("a jrdma connection descriptor with receive depth " + depth + " and buffer size "
                     + Integer.toUnsignedString(size) + " (cut short?)");
         }
-        return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length));
+        return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length), (flags & CREDITS) != 0);
     }
 
     /**

@@ -5,6 +5,7 @@ import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
+import io.jrdma.reactive.internal.core.SharedCredits;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -35,6 +36,7 @@ public abstract class Listener {
     private final Set<ConnectionCore> live = new HashSet<>();                       // guarded by this
     private final Map<DeviceDomain, SharedReceiver> receivers = new HashMap<>();      // guarded by this
     private final Map<DeviceDomain, RegisteredBuffer> regions = new HashMap<>();      // guarded by this
+    private final Map<SharedReceiver, SharedCredits> sharedCredits = new HashMap<>(); // guarded by this
     private boolean closing;                                                          // guarded by this
     private final Sinks.Empty<Void> sharedReleased = Sinks.empty();
     private Mono<Void> closed;                                                        // guarded by this
@@ -64,7 +66,13 @@ public abstract class Listener {
                             settings.config().bufferSize());
                     receivers.put(domain, r);
                 }
-                b.sharedReceiveQueue(r);
+                SharedCredits credits = sharedCredits.get(r);
+                if (credits == null) {
+                    credits = new SharedCredits(r.buffers(), r::grow);
+                    r.onPostedMore(credits::reposted);
+                    sharedCredits.put(r, credits);
+                }
+                b.sharedReceiveQueue(r, credits);
             }
             if (settings.sharedExposedBytes() > 0) {
                 RegisteredBuffer region = regions.get(domain);

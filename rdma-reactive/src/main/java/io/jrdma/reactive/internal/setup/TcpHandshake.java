@@ -187,9 +187,14 @@ final class TcpHandshake implements TcpEvents.Handler {
                         "GID index " + config.gidIndex() + " of " + domain.deviceName() + " port " + config.port() + " is empty"));
         ConnectionBuilder b = listener != null ? listener.builder(domain, description)
                 : ConnectionCore.builder(domain, resources.chooseLoop(), config, description);
+        if (config.receiverCredits()) b.speaksCredits();
         core = b.teardown(new TcpTeardown(events, channel)).create();
-        if (listener != null) listener.accepted(core);
-        else resources.track(core);
+        if (listener != null) {
+            listener.accepted(core);
+            core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // the server has the client's hello: its grant goes into its own
+        } else {
+            resources.track(core);
+        }
         core.queuePair().modifyToInit(config.port(), config.qpAccess(core.exposed() != null));
         core.postReceives();
         psn = RANDOM.nextInt(1 << 24);
@@ -198,7 +203,7 @@ final class TcpHandshake implements TcpEvents.Handler {
     private ByteBuffer hello() {
         ByteBuffer hello = ByteBuffer.allocate(HELLO);
         new QueuePairAddress(core.qpNumber(), psn, 0, gid.raw()).writeTo(hello);
-        hello.put(ConnectionDescriptor.of(config, core.exposed()).encode());
+        hello.put(ConnectionDescriptor.of(config, core).encode());
         return hello.flip();
     }
 
@@ -298,6 +303,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
         QueuePairAddress theirAddress = peer;
         if (listener != null && !serverAccepts()) return;
+        if (listener == null) core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // before RTR: nothing can arrive yet
         QueuePair qp = core.queuePair();
         qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));

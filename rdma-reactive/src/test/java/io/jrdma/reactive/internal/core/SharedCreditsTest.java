@@ -25,17 +25,17 @@ class SharedCreditsTest {
             grown.incrementAndGet();
             return 0;  // at its maximum
         });
-        SharedCredits.Member a = shared.join(8, 4);
+        SharedCredits.Member a = shared.join(8, 4, () -> { });
         assertEquals(8, a.credits().initialGrant(), "11 free beyond its reserve and the cushion: the whole window");
-        SharedCredits.Member b = shared.join(8, 4);
+        SharedCredits.Member b = shared.join(8, 4, () -> { });
         assertEquals(1, b.credits().initialGrant(), "6 left, 4 after its reserve, 1 beyond the cushion");
-        SharedCredits.Member c = shared.join(8, 4);
+        SharedCredits.Member c = shared.join(8, 4, () -> { });
         assertNotNull(c, "the cushion: one more always fits");
         assertEquals(0, shared.tokens());
-        assertNull(shared.join(8, 4), "no room for a fourth reserve");
+        assertNull(shared.join(8, 4, () -> { }), "no room for a fourth reserve");
         assertEquals(1, grown.get(), "the queue was asked to grow first");
         a.leave();
-        assertNotNull(shared.join(8, 4), "the first one's reserve and promises came back");
+        assertNotNull(shared.join(8, 4, () -> { }), "the first one's reserve and promises came back");
     }
 
     @Test
@@ -49,7 +49,7 @@ class SharedCreditsTest {
             SharedCredits shared = new SharedCredits(depth, () -> 0);
             List<Client> all = new ArrayList<>();
             for (int i = 0; i < clients; i++) {
-                SharedCredits.Member m = shared.join(window, 4);
+                SharedCredits.Member m = shared.join(window, 4, () -> { });
                 if (m != null) all.add(new Client(m));  // a refused one never sends: its connect request was rejected
             }
             assertTrue(all.size() >= Math.min(clients, depth / (window + SharedCredits.CUSHION)),

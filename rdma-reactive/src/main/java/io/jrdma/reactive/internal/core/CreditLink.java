@@ -1,0 +1,230 @@
+package io.jrdma.reactive.internal.core;
+
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.internal.loop.Loop;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Receiver credits wired into one connection (docs/credit-protocol.md; the rules are
+ * {@link Credits}' and {@link SharedCredits}'): it tells messages from the peer's control messages,
+ * counts and checks the messages, supplies what comes back, posts grants, and gates the send
+ * queue. What it adds to a connection:
+ * <ul>
+ * <li>credits go on once the peer's descriptor is in ({@link #described}) and says it speaks them;
+ *     until then (a client over rdma_cm learns it with ESTABLISHED, which may come after the
+ *     server's first message) arriving messages wait here, and are delivered in order once it is
+ *     known how to read them;</li>
+ * <li>a control message's receive is posted again at once and supplies nothing; its grant wakes
+ *     the send queue and the streams waiting for a credit;</li>
+ * <li>a message beyond the credits granted, or a malformed control message, closes the connection
+ *     with {@link ConnectionException.Protocol};</li>
+ * <li>grants are posted by the loop only (the poster's control work requests are the loop's),
+ *     so a release on an application thread hands the grant to the loop, at most once at a time;</li>
+ * <li>a connection of a shared receive queue joins the queue's credits when described (and is
+ *     refused if there is no room) and leaves them when destroyed.</li>
+ * </ul>
+ */
+final class CreditLink {
+    /** What the link needs of its connection. */
+    interface Connection {
+        /** Delivers a message to the application (the inbox). */
+        void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate);
+
+        /** Posts a control message with {@code immediate} in control slot {@code index}. Loop thread. */
+        void postControl(int index, int immediate);
+
+        /** Closes the connection. */
+        void fail(Throwable error);
+
+        boolean isClosing();
+
+        String description();
+    }
+
+    private record Early(RegisteredBuffer buffer, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) { }
+
+    private final Connection connection;
+    private final Loop loop;
+    private final SendQueue sendQueue;
+    private final int window;
+    private final @Nullable SharedCredits shared;
+    private volatile @Nullable Credits credits;
+    private @Nullable SharedCredits.Member member;
+    /** Whether the peer's descriptor was taken in on the loop (loop thread). */
+    private boolean known;
+    private @Nullable List<Early> early;
+    private final boolean[] controlSlotBusy = new boolean[Credits.RESERVED];  // loop thread
+    private final AtomicBoolean grantScheduled = new AtomicBoolean();
+    private final Runnable grantTask = () -> {
+        grantScheduled.set(false);
+        grant();
+    };
+
+    /** {@code shared}: the credits of the listener's shared receive queue, or null for a receive queue of the connection's own. */
+    CreditLink(Connection connection, Loop loop, SendQueue sendQueue, int window, @Nullable SharedCredits shared) {
+        this.connection = connection;
+        this.loop = loop;
+        this.sendQueue = sendQueue;
+        this.window = window;
+        this.shared = shared;
+    }
+
+    /**
+     * What this side grants the peer in its descriptor: its window with a receive queue of its
+     * own; a shared queue's initial share once {@link #described} joined it.
+     */
+    int initialGrant() {
+        SharedCredits.Member m = member;
+        return m != null ? m.credits().initialGrant() : window;
+    }
+
+    /**
+     * The peer's descriptor: whether it speaks credits and its initial grant to this side. Any
+     * thread, before the application has the connection; once.
+     *
+     * @throws ConnectionException.Rejected when a shared receive queue has no room for the connection
+     */
+    void described(boolean peerSpeaksCredits, int peerWindow) {
+        Credits c = null;
+        if (peerSpeaksCredits) {
+            if (shared != null) {
+                SharedCredits.Member m = shared.join(window, peerWindow, this::supplied);
+                if (m == null) {
+                    throw new ConnectionException.Rejected("the server's shared receive queue is full: it has no room for another"
+                            + " connection's credits (raise its maxDepth)", new byte[0], null);
+                }
+                member = m;
+                c = m.credits();
+            } else {
+                c = new Credits(window, peerWindow);
+            }
+            sendQueue.credits(c);
+        }
+        credits = c;
+        loop.execute(this::known);
+    }
+
+    /** Loop thread: from now on messages are read as the descriptor says; those that came before go first. */
+    private void known() {
+        known = true;
+        List<Early> waiting = early;
+        early = null;
+        if (waiting != null) for (Early e : waiting) arrived(e.buffer, e.opcode, e.byteLength, e.hasImmediate, e.immediate);
+    }
+
+    /**
+     * Loop thread: a receive completed with {@code buffer}. A message goes to the application
+     * (counted against the peer's credits), a control message is taken here.
+     */
+    void arrived(RegisteredBuffer buffer, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
+        if (!known) {
+            if (early == null) early = new ArrayList<>();
+            early.add(new Early(buffer, opcode, byteLength, hasImmediate, immediate));
+            return;
+        }
+        Credits c = credits;
+        if (c == null) {
+            connection.deliver(buffer, byteLength, hasImmediate, immediate);
+            return;
+        }
+        if (Credits.isControl(opcode == WcOpcode.RECV_RDMA_WITH_IMM, byteLength)) {
+            controlArrived(c, buffer, immediate);
+            return;
+        }
+        if (!c.messageArrived()) {
+            buffer.release();
+            connection.fail(new ConnectionException.Protocol(connection.description() + ": the peer sent a message without a credit ("
+                    + c.peerOutstanding() + " granted and unused): it does not keep jrdma's receiver credits"));
+            return;
+        }
+        SharedCredits.Member m = member;
+        if (m != null) m.messageArrived();
+        connection.deliver(buffer, byteLength, hasImmediate, immediate);
+        if (c.grantDue()) grant();  // the peer may wait for this very credit, say
+    }
+
+    private void controlArrived(Credits c, RegisteredBuffer buffer, int immediate) {
+        // its receive is posted again at once, and is none of the supply
+        if (member != null) shared.reposted(-1);
+        else c.supplied(-1);
+        buffer.release();
+        if (c.controlArrived(immediate) < 0) {
+            connection.fail(new ConnectionException.Protocol(connection.description() + String.format(
+                    ": the peer sent a malformed credit grant (immediate 0x%08x)", immediate)));
+            return;
+        }
+        sendQueue.drain();
+        c.wakeWaiters();
+    }
+
+    /**
+     * A receive buffer of the connection's own queue was posted again (any thread; not its first
+     * post): one more credit to grant, handed to the loop when one is due.
+     */
+    void reposted() {
+        Credits c = credits;
+        if (c == null) return;
+        c.supplied(1);
+        supplied();
+    }
+
+    /** More was supplied (a buffer posted again, or a shared queue's token): a grant, if one is due, by the loop. */
+    private void supplied() {
+        Credits c = credits;
+        if (c == null || !c.grantDue()) return;
+        if (loop.inLoop()) grant();
+        else if (grantScheduled.compareAndSet(false, true)) loop.execute(grantTask);
+    }
+
+    /** Loop thread: posts a grant if one is due and a control slot is free. */
+    private void grant() {
+        Credits c = credits;
+        if (c == null || connection.isClosing()) return;
+        int slot = -1;
+        for (int i = 0; i < controlSlotBusy.length; i++) if (!controlSlotBusy[i]) slot = i;
+        if (slot < 0) return;
+        int immediate = c.grantNow();
+        if (immediate == 0) return;
+        controlSlotBusy[slot] = true;
+        connection.postControl(slot, immediate);
+    }
+
+    /** Loop thread: the control message in slot {@code index} completed; a failed one closes the connection (the caller). */
+    void controlCompleted(int index) {
+        controlSlotBusy[index] = false;
+        Credits c = credits;
+        if (c != null) c.controlCompleted();
+        grant();
+    }
+
+    /** Runs {@code wake} after the next grant, or at once when there are no credits or the connection closes. */
+    void awaitCredit(Runnable wake) {
+        Credits c = credits;
+        if (c == null || connection.isClosing()) wake.run();
+        else c.awaitCredit(wake);
+    }
+
+    @Nullable Credits credits() {
+        return credits;
+    }
+
+    /** Closing: streams waiting for a credit look again (and find the connection closed). */
+    void closing() {
+        Credits c = credits;
+        if (c != null) c.wakeWaiters();
+    }
+
+    /** Loop thread, after the QP is destroyed: a shared queue gets this connection's share back; early messages go back. */
+    void destroyed() {
+        SharedCredits.Member m = member;
+        if (m != null) m.leave();
+        List<Early> waiting = early;
+        early = null;
+        if (waiting != null) for (Early e : waiting) e.buffer.release();
+    }
+}

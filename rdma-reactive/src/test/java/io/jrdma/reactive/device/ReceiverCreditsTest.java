@@ -1,0 +1,183 @@
+package io.jrdma.reactive.device;
+
+import static io.jrdma.reactive.device.LabPeers.CLIENT_IP;
+import static io.jrdma.reactive.device.LabPeers.SERVER_IP;
+import static io.jrdma.reactive.device.LabPeers.TIMEOUT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.RdmaClient;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaResources;
+import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.internal.core.Credits;
+import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.Timeout.ThreadMode;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.test.StepVerifier;
+
+/**
+ * Receiver credits between two jrdma sides (docs/credit-protocol.md), against rxe: a consumer that
+ * falls behind, or stops, slows the producer on the other host through {@code send(Publisher)},
+ * and no SEND ever meets an empty receive queue: rxe's RNR counters do not move.
+ */
+@Tag("device")
+@Timeout(value = 240, threadMode = ThreadMode.SEPARATE_THREAD)
+class ReceiverCreditsTest {
+    private static final int WINDOW = 8;
+
+    /** rxe's count of RNR NAKs each device sent plus those it received, both devices: any RNR anywhere moves it. */
+    static long rnrNaks() {
+        long sum = 0;
+        for (String device : List.of("rxe0", "rxe1")) {
+            for (String counter : List.of("send_rnr_err", "rcvd_rnr_err")) {
+                Path p = Path.of("/sys/class/infiniband", device, "ports/1/hw_counters", counter);
+                try {
+                    sum += Long.parseLong(Files.readString(p).trim());
+                } catch (IOException e) {
+                    throw new AssertionError("cannot read " + p + ": this test needs rxe's hardware counters", e);
+                }
+            }
+        }
+        return sum;
+    }
+
+    /** Message {@code i}: 8 bytes of its number, then bytes derived from it, up to {@code size}. */
+    private static byte[] message(int i, int size) {
+        ByteBuffer b = ByteBuffer.allocate(Math.max(8, size));
+        b.putInt(i).putInt(size);
+        while (b.hasRemaining()) b.put((byte) (i * 31 + b.position()));
+        return b.array();
+    }
+
+    private static long checksum(byte[] bytes) {
+        CRC32C c = new CRC32C();
+        c.update(bytes);
+        return c.getValue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aConsumerThatTakesOneAtATimeGetsEveryMessageInOrderAndNoSendMeetsAnEmptyQueue(Transport transport) {
+        int count = 3_000;
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().queueDepth(16, WINDOW), RdmaClient.create().queueDepth(32, WINDOW))) {
+            assertEquals(WINDOW, p.client.peerCredits(), "the server granted its window");
+            assertEquals(WINDOW + Credits.RESERVED, p.accepted.receivesPosted(), "and posted two more for grants");
+            long rnrBefore = rnrNaks();
+            AtomicInteger maxHeld = new AtomicInteger();
+            AtomicInteger held = new AtomicInteger();
+            AtomicLong sent = new AtomicLong(), received = new AtomicLong();
+            Mono<Void> producer = p.client.sendByteArray(Flux.range(0, count).map(i -> {
+                byte[] m = message(i, 1 + (i * 7919) % 4000);
+                sent.addAndGet(checksum(m));
+                return m;
+            }));
+            Mono<Long> consumer = p.accepted.receives().limitRate(1).concatMap(m -> {
+                maxHeld.accumulateAndGet(held.incrementAndGet(), Math::max);
+                byte[] bytes = m.bytes();
+                int number = ByteBuffer.wrap(bytes).getInt();
+                received.addAndGet(checksum(bytes));
+                // a slow consumer: every hundredth message waits a little before it lets go
+                Mono<Integer> next = number % 100 == 0 ? Mono.delay(Duration.ofMillis(20)).thenReturn(number) : Mono.just(number);
+                return next.doFinally(s -> {
+                    held.decrementAndGet();
+                    m.release();
+                });
+            }, 0).take(count).index().filter(t -> t.getT1().intValue() == t.getT2()).count();
+            StepVerifier.create(Mono.zip(producer.thenReturn(true), consumer))
+                    .assertNext(t -> assertEquals(count, t.getT2(), "every message arrived in its place"))
+                    .expectComplete().verify(Duration.ofSeconds(180));
+            assertEquals(sent.get(), received.get(), "every message once, checksummed");
+            assertTrue(maxHeld.get() <= WINDOW, "the consumer never held more than the window: " + maxHeld.get());
+            assertEquals(0, rnrNaks() - rnrBefore, "no RNR NAK on either device");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aConsumerThatStopsStopsTheProducerWithoutAnyOperationTimingOut(Transport transport) {
+        Duration operationTimeout = Duration.ofSeconds(2);
+        RdmaServer server = RdmaServer.create().queueDepth(16, WINDOW);
+        RdmaClient client = RdmaClient.create().queueDepth(32, WINDOW).operationTimeout(operationTimeout);
+        try (LabPeers p = LabPeers.connect(transport, server, client)) {
+            long rnrBefore = rnrNaks();
+            AtomicLong requested = new AtomicLong();
+            List<Object> outcome = new ArrayList<>();
+            p.client.sendByteArray(Flux.range(0, 100).doOnRequest(requested::addAndGet).map(i -> message(i, 64)))
+                    .subscribe(v -> { }, outcome::add, () -> outcome.add("done"));
+            LabPeers.await(() -> requested.get() == WINDOW, "the window requested");
+            // the consumer takes nothing for three operation timeouts: the producer is asked for nothing more
+            Mono.delay(operationTimeout.multipliedBy(3)).block();
+            assertEquals(WINDOW, requested.get(), "no element requested beyond the peer's receives");
+            assertEquals(List.of(), outcome, "and nothing failed: no operation waited for a credit");
+            assertEquals(0, p.client.peerCredits());
+
+            List<ReceivedMessage> all = p.accepted.receives().take(100).doOnNext(ReceivedMessage::release).collectList().block(TIMEOUT);
+            assertEquals(100, all.size());
+            LabPeers.await(() -> outcome.equals(List.of("done")), "the stream completes");
+            assertEquals(0, rnrNaks() - rnrBefore, "no RNR NAK on either device");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void sixtyFourClientsStreamIntoASharedReceiveQueueSmallerThanTheirWindowsWithoutRnrOrLoss(Transport transport) {
+        int clients = 64, each = 40, window = 8, depth = 64;
+        RdmaResources resources = RdmaResources.create("credits-srq-" + transport, 2);
+        DisposableRdmaServer server = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(transport)
+                .queueDepth(8, window).buffers(256, 4).sharedReceiveQueue(depth, 4 * depth).bind().block(TIMEOUT);
+        AtomicLong received = new AtomicLong();
+        server.connections().subscribe(c -> c.receives().limitRate(2).subscribe(m -> {
+            received.incrementAndGet();
+            m.release();
+        }, e -> { }));
+        List<RdmaConnection> connected = new ArrayList<>();
+        try {
+            long rnrBefore = rnrNaks();
+            RdmaClient client = RdmaClient.create().resources(resources).host(SERVER_IP).port(server.address().getPort())
+                    .localAddress(CLIENT_IP).transport(transport).queueDepth(each, 4).buffers(256, 8);
+            connected.addAll(Flux.range(0, clients).flatMap(i -> client.connect(), clients).collectList().block(Duration.ofMinutes(2)));
+            Flux.fromIterable(connected)
+                    .flatMap(c -> c.sendByteArray(Flux.range(0, each).map(i -> message(i, 200))), clients)
+                    .then().block(Duration.ofMinutes(2));
+            LabPeers.await(() -> received.get() == (long) clients * each, "every message received: " + received.get());
+            assertTrue(server.sharedReceiveQueues().getFirst().buffers() <= 4 * depth, "within the queue's maximum");
+            assertEquals(0, rnrNaks() - rnrBefore, "no RNR NAK although " + clients + " x " + window + " > " + 4 * depth);
+        } finally {
+            Flux.fromIterable(connected).flatMap(RdmaConnection::close).then().block(TIMEOUT);
+            server.disposeNow();
+            resources.dispose();
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void zeroCopyStreamsReleaseEveryBufferAfterItsSend(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().queueDepth(16, WINDOW), RdmaClient.create())) {
+            Mono<Void> producer = p.client.send(Flux.range(0, 200)
+                    .concatMap(i -> p.client.buffers().acquire().map(b -> ScatterGatherElement.of(b.put(0, message(i, 100)), 0, 100))));
+            Mono<Long> consumer = p.accepted.receives().take(200).doOnNext(ReceivedMessage::release).count();
+            StepVerifier.create(Mono.zip(producer.thenReturn(true), consumer)).assertNext(t -> assertEquals(200, t.getT2()))
+                    .expectComplete().verify(TIMEOUT);
+            LabPeers.await(() -> p.client.buffers().available() == p.client.buffers().capacity(), "every pooled buffer back");
+        }
+    }
+}
