@@ -73,8 +73,8 @@ class InjectedFaultTest {
 
     private LabPeers pair(Transport transport) {
         // one receive on the server: SENDs beyond it stay in flight (RNR, retried for ever) until a fault ends them
-        return LabPeers.connect(transport, RdmaServer.create().resources(resources).queueDepth(4, 1),
-                RdmaClient.create().resources(resources).queueDepth(8, 4));
+        return LabPeers.connect(transport, RdmaServer.create().resources(resources).queueDepth(4, 1).receiverCredits(false),
+                RdmaClient.create().resources(resources).queueDepth(8, 4).receiverCredits(false));
     }
 
     /** SENDs the server cannot receive yet: in flight until the connection goes. */

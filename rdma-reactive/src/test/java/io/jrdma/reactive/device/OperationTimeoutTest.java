@@ -33,8 +33,9 @@ class OperationTimeoutTest {
 
     @Test
     void aSendThePeerNeverReceivesTimesOutTypedAndKeepsItsBufferUntilTheCompletion() {
-        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().queueDepth(4, 1),
-                RdmaClient.create().queueDepth(1, 4).operationTimeout(OPERATION_TIMEOUT))) {
+        // without receiver credits: the SEND must be posted and meet the occupied receive (with credits it would wait unposted)
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().queueDepth(4, 1).receiverCredits(false),
+                RdmaClient.create().queueDepth(1, 4).operationTimeout(OPERATION_TIMEOUT).receiverCredits(false))) {
             ReceivedMessage occupying = p.occupyServerReceive();
             RdmaConnection client = p.client;
             RegisteredBuffer stalled = client.buffers().tryAcquire().put(0, "stalled".getBytes(UTF_8));
