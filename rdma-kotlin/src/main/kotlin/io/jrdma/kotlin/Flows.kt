@@ -3,10 +3,13 @@ package io.jrdma.kotlin
 import io.jrdma.reactive.ConnectionException
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.memory.ReceivedMessage
+import io.jrdma.reactive.memory.ScatterGatherElement
 import io.jrdma.reactive.WorkCompletion
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.reactive.asFlow
+import kotlinx.coroutines.reactive.asPublisher
+import kotlinx.coroutines.reactive.awaitFirstOrNull
 
 /**
  * [RdmaConnection.receives] as a Flow: one [receiveAwait] per element and none ahead of demand. A
@@ -35,3 +38,23 @@ public fun RdmaConnection.receivesFlow(): Flow<ReceivedMessage> = flow {
  * leaves completions in the CQ and posters wait for credits. One collector at a time.
  */
 public fun RdmaConnection.completionsFlow(): Flow<WorkCompletion> = completions().asFlow()
+
+/**
+ * SENDs every message of [messages], in order, each as one SEND, and returns once the last one
+ * completed: [RdmaConnection.sendByteArray] with the peer's demand in it. The collector of
+ * [messages] suspends in `emit` while the peer has no receive posted for the next message (its
+ * receiver credits), so a consumer on the other host that stops releasing suspends the producer
+ * here; nothing is buffered in between. Cancelling the caller cancels the collection; SENDs
+ * already posted complete on their own.
+ */
+public suspend fun RdmaConnection.sendByteArrayAwait(messages: Flow<ByteArray>) {
+    sendByteArray(messages.asPublisher()).awaitFirstOrNull()
+}
+
+/**
+ * [sendByteArrayAwait] of slices of registered memory, without copying: each element's buffer
+ * reference passes to the stream and is released once its SEND completed ([RdmaConnection.send]).
+ */
+public suspend fun RdmaConnection.sendAwait(messages: Flow<ScatterGatherElement>) {
+    send(messages.asPublisher()).awaitFirstOrNull()
+}
