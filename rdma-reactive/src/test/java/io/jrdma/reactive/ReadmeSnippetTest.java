@@ -33,6 +33,12 @@ class ReadmeSnippetTest {
     }
 
     @Test
+    void theReadmesStreamExampleIsTheDeviceTestsMarkedLines() throws IOException {
+        assertEquals(linesBetween("        // README: stream", "        // README end", 8),
+                firstJavaBlockAfter("### Streams across the wire"));
+    }
+
+    @Test
     void theReadmesTestKitExampleIsTheKitsOwnDeviceTest() throws IOException {
         Path kitTest = Path.of("..", "rdma-test", "src", "test", "java", "io", "jrdma", "test", "device", "TestKitTest.java");
         assertEquals(linesBetween(kitTest, "    // README: test kit", "    // README end", 0),

@@ -99,6 +99,23 @@ public final class ReceivedMessage implements AutoCloseable {
     }
 
     /**
+     * Hands the message on, as one element of {@code RdmaConnection.send(Publisher)}: the element
+     * takes over this message's reference to its buffer (released once its SEND completed, after
+     * which the buffer is received into again), and the message counts as released. An echo is
+     * {@code c.send(c.receives().map(ReceivedMessage::forward))}, without a copy.
+     *
+     * @return the message's bytes, {@code [0, length())} of its buffer
+     * @throws IllegalStateException if the message was released (or forwarded) already
+     */
+    public ScatterGatherElement forward() {
+        MessageLeak l = leak;
+        if (l != null) l.close();
+        if (!RELEASED.compareAndSet(this, false, true)) throw new IllegalStateException(this + " was released already");
+        onRelease.run();
+        return ScatterGatherElement.of(buffer, 0, length);  // the reference this message held, now the element's
+    }
+
+    /**
      * Leak detection: from its delivery to the application, through {@code connection}'s receive()
      * called at {@code site}. Costs, only with detection on, one tracker (a phantom reference)
      * per message delivered; off, release() and buffer() read one null field.

@@ -11,12 +11,15 @@ import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
+import reactor.core.publisher.Flux;
 
 /** The README's reactive examples, verbatim: if one stops compiling or working, this fails. */
 @Tag("device")
@@ -81,6 +84,30 @@ class ReadmeExampleTest {
         }).block();
         assertEquals("ping", echoed);
         conn.disposeNow();                                                        // the server's receives() completes
+        server.disposeNow();
+        // README end
+    }
+
+    /** The README's stream example is the part between the README markers. */
+    @Test
+    void theReadmeStreamExampleEchoesAStreamWithDemandAcrossTheWire() {
+        // README: stream
+        DisposableRdmaServer server = RdmaServer.create().host("10.77.0.2").port(7474)
+                .handle(c -> c.send(c.receives().map(ReceivedMessage::forward)))  // echo, zero copy, credit by credit
+                .bind().block();
+        RdmaConnection conn = RdmaClient.create().host("10.77.0.2").port(7474).localAddress("10.77.0.1")
+                .connect().block();
+        Flux<String> numbers = Flux.range(1, 1_000).map(i -> "message " + i);
+        List<String> echoed = conn.sendByteArray(numbers.map(s -> s.getBytes(UTF_8)))  // requested as the peer grants
+                .thenMany(Flux.<String>empty())
+                .mergeWith(conn.receives().take(1_000).map(m -> {
+                    try (m) {
+                        return m.text();
+                    }
+                }))
+                .collectList().block();
+        assertEquals(numbers.collectList().block(), echoed);
+        conn.close().block();
         server.disposeNow();
         // README end
     }
