@@ -58,6 +58,11 @@ final class RawVerbsPeer implements AutoCloseable {
 
     /** A client of a jrdma server at {@code server} (rdma_cm), exposing nothing; {@link #peerExposed()} is what the server exposes. */
     static RawVerbsPeer connect(String local, InetSocketAddress server) {
+        return connect(local, server, false);
+    }
+
+    /** As {@link #connect(String, InetSocketAddress)}; {@code claimCredits}: its descriptor says it speaks receiver credits (it keeps none). */
+    static RawVerbsPeer connect(String local, InetSocketAddress server, boolean claimCredits) {
         RawVerbsPeer p = new RawVerbsPeer();
         try {
             p.channel = p.own(EventChannel.create());
@@ -67,7 +72,7 @@ final class RawVerbsPeer implements AutoCloseable {
             p.id.resolveRoute(WAIT);
             p.channel.await(p.id, CmEventType.ROUTE_RESOLVED, WAIT);
             p.setUp(p.id, EnumSet.of(Access.LOCAL_WRITE));
-            byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(0, 0, 0)).encode();
+            byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(0, 0, 0), claimCredits).encode();
             p.id.connect(ConnectionParameters.defaults().withPrivateData(descriptor));
             p.peerPrivateData = p.channel.await(p.id, CmEventType.ESTABLISHED, WAIT).privateData();
             return p;

@@ -168,6 +168,32 @@ class ReceiverCreditsTest {
         }
     }
 
+    @org.junit.jupiter.api.Test
+    void aRawVerbsPeerThatSendsBeyondItsCreditsGetsAProtocolErrorAndTheServerServesOthers() {
+        DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).queueDepth(4, 2).bind().block(TIMEOUT);
+        Mono<RdmaConnection> rawSide = server.connections().next().cache();
+        rawSide.subscribe();
+        try (RawVerbsPeer raw = RawVerbsPeer.connect(CLIENT_IP, server.address(), true)) {
+            RdmaConnection accepted = rawSide.block(TIMEOUT);
+            for (int i = 0; i < 3; i++) {  // granted 2: the third lands in a receive kept for grants
+                assertEquals(io.jrdma.ffm.WcStatus.IBV_WC_SUCCESS, raw.post(io.jrdma.ffm.SendOpcode.SEND, 0, 0, 8), "SEND " + i);
+            }
+            StepVerifier.create(accepted.receives().then()).expectErrorSatisfies(e -> {
+                Throwable cause = e;
+                while (cause != null && !(cause instanceof io.jrdma.reactive.ConnectionException.Protocol)) cause = cause.getCause();
+                assertTrue(cause != null, "a protocol error closed it: " + e);
+                assertTrue(cause.getMessage().contains("without a credit"), cause.getMessage());
+            }).verify(TIMEOUT);
+
+            RdmaConnection good = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
+                    .connect().block(TIMEOUT);
+            StepVerifier.create(good.send("still served")).expectNextCount(1).expectComplete().verify(TIMEOUT);
+            good.close().block(TIMEOUT);
+        } finally {
+            server.disposeNow();
+        }
+    }
+
     @ParameterizedTest
     @EnumSource(Transport.class)
     void zeroCopyStreamsReleaseEveryBufferAfterItsSend(Transport transport) {
