@@ -43,6 +43,9 @@ import reactor.test.StepVerifier;
 @Timeout(value = 240, threadMode = ThreadMode.SEPARATE_THREAD)
 class ReceiverCreditsTest {
     private static final int WINDOW = 8;
+    /** CI-sized; lab/streams runs them longer (-Djrdma.streams.messages, -Djrdma.streams.pauseSeconds). */
+    private static final int MESSAGES = Integer.getInteger("jrdma.streams.messages", 3_000);
+    private static final int PAUSE_SECONDS = Integer.getInteger("jrdma.streams.pauseSeconds", 6);
 
     /** rxe's count of RNR NAKs each device sent plus those it received, both devices: any RNR anywhere moves it. */
     static long rnrNaks() {
@@ -77,7 +80,7 @@ class ReceiverCreditsTest {
     @ParameterizedTest
     @EnumSource(Transport.class)
     void aConsumerThatTakesOneAtATimeGetsEveryMessageInOrderAndNoSendMeetsAnEmptyQueue(Transport transport) {
-        int count = 3_000;
+        int count = MESSAGES;
         try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().queueDepth(16, WINDOW), RdmaClient.create().queueDepth(32, WINDOW))) {
             assertEquals(WINDOW, p.client.peerCredits(), "the server granted its window");
             assertEquals(WINDOW + Credits.RESERVED, p.accepted.receivesPosted(), "and posted two more for grants");
@@ -104,7 +107,7 @@ class ReceiverCreditsTest {
             }, 0).take(count).index().filter(t -> t.getT1().intValue() == t.getT2()).count();
             StepVerifier.create(Mono.zip(producer.thenReturn(true), consumer))
                     .assertNext(t -> assertEquals(count, t.getT2(), "every message arrived in its place"))
-                    .expectComplete().verify(Duration.ofSeconds(180));
+                    .expectComplete().verify(Duration.ofSeconds(60).plusMillis(count * 40L));
             assertEquals(sent.get(), received.get(), "every message once, checksummed");
             assertTrue(maxHeld.get() <= WINDOW, "the consumer never held more than the window: " + maxHeld.get());
             assertEquals(0, rnrNaks() - rnrBefore, "no RNR NAK on either device");
@@ -124,8 +127,8 @@ class ReceiverCreditsTest {
             p.client.sendByteArray(Flux.range(0, 100).doOnRequest(requested::addAndGet).map(i -> message(i, 64)))
                     .subscribe(v -> { }, outcome::add, () -> outcome.add("done"));
             LabPeers.await(() -> requested.get() == WINDOW, "the window requested");
-            // the consumer takes nothing for three operation timeouts: the producer is asked for nothing more
-            Mono.delay(operationTimeout.multipliedBy(3)).block();
+            // the consumer takes nothing for longer than three operation timeouts: the producer is asked for nothing more
+            Mono.delay(Duration.ofSeconds(Math.max(PAUSE_SECONDS, 3 * operationTimeout.toSeconds()))).block();
             assertEquals(WINDOW, requested.get(), "no element requested beyond the peer's receives");
             assertEquals(List.of(), outcome, "and nothing failed: no operation waited for a credit");
             assertEquals(0, p.client.peerCredits());
