@@ -154,6 +154,7 @@ public abstract class Listener {
             srqs = List.copyOf(receivers.values());
             shared = List.copyOf(regions.values());
             receivers.clear();
+            sharedCredits.clear();
             regions.clear();
         }
         srqs.forEach(SharedReceiver::close);
