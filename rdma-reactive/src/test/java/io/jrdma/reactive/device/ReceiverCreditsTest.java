@@ -181,7 +181,7 @@ class ReceiverCreditsTest {
             for (int i = 0; i < 3; i++) {  // granted 2: the third lands in a receive kept for grants
                 assertEquals(io.jrdma.ffm.WcStatus.IBV_WC_SUCCESS, raw.post(io.jrdma.ffm.SendOpcode.SEND, 0, 0, 8), "SEND " + i);
             }
-            StepVerifier.create(accepted.receives().then()).expectErrorSatisfies(e -> {
+            StepVerifier.create(accepted.receives().doOnNext(ReceivedMessage::release).then()).expectErrorSatisfies(e -> {
                 Throwable cause = e;
                 while (cause != null && !(cause instanceof io.jrdma.reactive.ConnectionException.Protocol)) cause = cause.getCause();
                 assertTrue(cause != null, "a protocol error closed it: " + e);
