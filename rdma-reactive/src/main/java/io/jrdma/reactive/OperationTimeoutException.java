@@ -32,6 +32,26 @@ public final class OperationTimeoutException extends RdmaException {
      * @return the exception, not thrown
      */
     public static OperationTimeoutException of(SendOpcode opcode, boolean posted, Duration timeout, String connection) {
+        return of(opcode, posted, false, timeout, connection);
+    }
+
+    /**
+     * An operation that did not complete in time.
+     *
+     * @param opcode         what was posted, or was to be
+     * @param posted         whether the work request reached the send queue
+     * @param awaitingCredit it was not posted because the peer had granted no receiver credit for it
+     * @param timeout        the operation timeout that expired
+     * @param connection     the connection, for the message
+     * @return the exception, not thrown
+     */
+    public static OperationTimeoutException of(SendOpcode opcode, boolean posted, boolean awaitingCredit, Duration timeout,
+                                               String connection) {
+        if (!posted && awaitingCredit) {
+            return new OperationTimeoutException(opcode + " on " + connection + " did not complete within " + timeout.toMillis()
+                    + " ms: never posted: the peer granted no receive for it (its application holds the messages it received)",
+                    opcode, false);
+        }
         return new OperationTimeoutException(opcode + " on " + connection + " did not complete within " + timeout.toMillis() + " ms: "
                 + (posted ? "posted, but no completion came (the peer stopped responding or posting receives);"
                         + " its buffers stay held until the completion or flush arrives"

@@ -132,7 +132,7 @@ final class CreditLink {
             connection.deliver(buffer, byteLength, hasImmediate, immediate);
             return;
         }
-        if (Credits.isControl(opcode == WcOpcode.RECV_RDMA_WITH_IMM, byteLength)) {
+        if (Credits.isControl(opcode == WcOpcode.RECV && hasImmediate, byteLength)) {
             controlArrived(c, buffer, immediate);
             return;
         }

@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * meeting it with RNR NAKs. It holds no verbs; the rules, provable without a device:
  * <ul>
  * <li>the peer's credits are its cumulative grant count, carried in the immediate of a control
- *     message (a zero-length WRITE_WITH_IMM, bit 31 set, count in bits 0-29); a message is posted
+ *     message (a zero-length SEND_WITH_IMM, bit 31 set, count in bits 0-29); a message is posted
  *     only after {@link #tryTake()} took one of them, and a credit taken for a post that never
  *     reached the QP comes back ({@link #refund()});</li>
  * <li>a control message consumes one of the {@link #RESERVED} receives each side posts beyond the
@@ -99,9 +99,13 @@ public final class Credits {
         return opcode == SendOpcode.SEND || opcode == SendOpcode.SEND_WITH_IMM || opcode == SendOpcode.RDMA_WRITE_WITH_IMM;
     }
 
-    /** Whether a receive completion is a control message: a zero-length WRITE_WITH_IMM (an application's is refused at post). */
-    public static boolean isControl(boolean writeWithImmediate, int byteLength) {
-        return writeWithImmediate && byteLength == 0;
+    /**
+     * Whether a receive completion is a control message: a zero-length SEND_WITH_IMM (an
+     * application's is refused at post). A SEND, unlike an RDMA WRITE, needs no remote-write
+     * access on the receiving QP, which a side that exposes no writable memory does not grant.
+     */
+    public static boolean isControl(boolean sendWithImmediate, int byteLength) {
+        return sendWithImmediate && byteLength == 0;
     }
 
     // ------------------------------------------------------------------ sending

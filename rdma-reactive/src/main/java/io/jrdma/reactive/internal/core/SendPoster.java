@@ -74,14 +74,13 @@ final class SendPoster implements SendQueue.Poster {
         this.postedBytes = observer == Observer.NONE ? null : new long[config.sendQueueDepth()];
         this.control = new SendWorkRequest[Credits.RESERVED];
         for (int i = 0; i < control.length; i++) {
-            // zero bytes: C9-88 asks no valid remote address or key of a zero-length RDMA WRITE
-            control[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + i).opcode(SendOpcode.RDMA_WRITE_WITH_IMM)
-                    .noSge().flags(SendFlags.SIGNALED).rdma(0, 0);
+            control[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + i).opcode(SendOpcode.SEND_WITH_IMM)
+                    .noSge().flags(SendFlags.SIGNALED);
         }
     }
 
     /**
-     * Posts a receiver-credit control message: a zero-length WRITE_WITH_IMM with {@code immediate},
+     * Posts a receiver-credit control message: a zero-length SEND_WITH_IMM with {@code immediate},
      * as send slot {@code sendQueueDepth + index} (beyond the send queue's). Loop thread.
      */
     void postControl(int index, int immediate) {

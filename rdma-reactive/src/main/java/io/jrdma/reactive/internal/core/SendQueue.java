@@ -394,7 +394,9 @@ public final class SendQueue {
             op.release();  // before the signal: whoever sees the timeout may reuse the buffer
             returnPrepaid(op);
         }
-        op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, timeout, connection));
+        Credits cr = credits;
+        boolean awaitingCredit = wasWaiting && op.consumesReceive && cr != null && cr.available() == 0;
+        op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, awaitingCredit, timeout, connection));
         if (wasWaiting) {
             purge = true;
             drain();
@@ -869,9 +871,9 @@ public final class SendQueue {
                     }
                 }
                 if (remote != null) remote.checkRange(remoteOffset, length);
-                if (length == 0 && opcode == SendOpcode.RDMA_WRITE_WITH_IMM && queue.credits != null) {
-                    return new IllegalArgumentException("a zero-length WRITE_WITH_IMM carries credit grants on a connection whose"
-                            + " peer speaks receiver credits: send the notification as a zero-length SEND_WITH_IMM");
+                if (length == 0 && opcode == SendOpcode.SEND_WITH_IMM && queue.credits != null) {
+                    return new IllegalArgumentException("a zero-length SEND_WITH_IMM carries credit grants on a connection whose"
+                            + " peer speaks receiver credits: give the notification a byte, or send it as a WRITE_WITH_IMM");
                 }
                 return null;
             } catch (RuntimeException e) {

@@ -127,11 +127,11 @@ class CreditsTest {
     }
 
     @Test
-    void aZeroLengthWriteWithImmediateIsRefusedWhereItWouldReadAsAGrant() {
+    void aZeroLengthSendWithImmediateIsRefusedWhereItWouldReadAsAGrant() {
         SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         q.credits(new Credits(4, 4));
-        StepVerifier.create(q.operation(SendOpcode.RDMA_WRITE_WITH_IMM, pool.tryAcquire(), 0, 0))
-                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("SEND_WITH_IMM"), e.getMessage()))
+        StepVerifier.create(q.operation(SendOpcode.SEND_WITH_IMM, pool.tryAcquire(), 0, 0))
+                .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("WRITE_WITH_IMM"), e.getMessage()))
                 .verify(Duration.ofSeconds(5));
         assertEquals(List.of(), posted);
     }
