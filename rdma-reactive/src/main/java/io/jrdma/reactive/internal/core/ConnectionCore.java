@@ -188,28 +188,7 @@ public final class ConnectionCore implements Loop.Member {
 
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
     public Mono<Void> send(Publisher<? extends ScatterGatherElement> messages) {
-        return new MessageStream(messages, new MessageStream.Outlet() {
-            @Override
-            public int maxInFlight() {
-                return config.sendQueueDepth();
-            }
-
-            @Override
-            public @Nullable Credits credits() {
-                return credits == null ? null : credits.credits();
-            }
-
-            @Override
-            public void awaitCredit(Runnable wake) {
-                if (credits == null) wake.run();
-                else credits.awaitCredit(wake);
-            }
-
-            @Override
-            public SendQueue.Op operation(ScatterGatherElement m) {
-                return sendQueue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
-            }
-        });
+        return new MessageStream(messages, new MessageStream.QueueOutlet(sendQueue, config.sendQueueDepth(), credits));
     }
 
     /** Setup failed after the QP existed: tears everything down like a close. */

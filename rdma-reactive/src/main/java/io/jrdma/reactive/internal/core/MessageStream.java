@@ -49,6 +49,25 @@ public final class MessageStream extends Mono<Void> {
         SendQueue.Op operation(ScatterGatherElement message);
     }
 
+    /** A connection's outlet: its send queue, as many in flight as it has send slots, its credit link (null: none). */
+    record QueueOutlet(SendQueue queue, int maxInFlight, @Nullable CreditLink link) implements Outlet {
+        @Override
+        public @Nullable Credits credits() {
+            return link == null ? null : link.credits();
+        }
+
+        @Override
+        public void awaitCredit(Runnable wake) {
+            if (link == null) wake.run();
+            else link.awaitCredit(wake);
+        }
+
+        @Override
+        public SendQueue.Op operation(ScatterGatherElement m) {
+            return queue.operation(io.jrdma.ffm.SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+        }
+    }
+
     private final Publisher<? extends ScatterGatherElement> messages;
     private final Outlet outlet;
 
