@@ -216,9 +216,12 @@ public final class RdmaConnection implements Disposable {
      * @return as {@link #send(Publisher)}
      */
     public Mono<Void> sendByteArray(Publisher<byte[]> messages) {
+        // no operation timeout on the wait for a buffer: concatMap takes its next element ahead of the
+        // stream's demand, and a consumer on the other host may rightly hold the stream for longer
         return send(Flux.from(messages).concatMap(bytes -> bytes.length > config.bufferSize()
                 ? Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + config.bufferSize()))
-                : pooledBuffer().map(b -> ScatterGatherElement.of(b.put(0, bytes), 0, bytes.length)), 0));
+                : Mono.defer(() -> core.copyPool().acquire()).onErrorMap(e -> core.isClosing(), e -> core.closedError())
+                        .map(b -> ScatterGatherElement.of(b.put(0, bytes), 0, bytes.length)), 0));
     }
 
     /**

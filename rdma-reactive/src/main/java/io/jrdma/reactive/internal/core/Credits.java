@@ -129,10 +129,17 @@ public final class Credits {
         waiters.add(wake);
     }
 
-    /** A grant arrived, or the connection closes: everyone waiting looks again. */
+    /**
+     * A grant arrived, or the connection closes: everyone waiting looks again, once. Only those
+     * waiting now: a waiter that finds no credit waits again, and running it again here would spin
+     * the loop thread until a grant it cannot take arrives.
+     */
     public void wakeWaiters() {
-        Runnable w;
-        while ((w = waiters.poll()) != null) w.run();
+        for (int n = waiters.size(); n > 0; n--) {
+            Runnable w = waiters.poll();
+            if (w == null) return;
+            w.run();
+        }
     }
 
     /** Credits the peer granted that no message took yet. */
@@ -201,5 +208,11 @@ public final class Credits {
 
     public int window() {
         return window;
+    }
+
+    @Override
+    public String toString() {
+        return "Credits[available " + available.get() + ", peer granted " + peerGranted + "; window " + window + ", supply " + supply.get()
+                + ", granted " + granted + ", received " + received + ", controls out " + controlsOut + "]";
     }
 }

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
@@ -29,6 +30,7 @@ import reactor.test.scheduler.VirtualTimeScheduler;
  * poster records the posts, real {@link Credits} whose grants the test makes, real pool buffers
  * whose reference counts show who holds them.
  */
+@Timeout(value = 20, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)  // a waiter that re-registers itself must not spin forever
 class MessageStreamTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 
@@ -37,7 +39,6 @@ class MessageStreamTest {
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
     private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
-    private final List<Runnable> waiting = new CopyOnWriteArrayList<>();
     private final SendQueue queue = new SendQueue(8, (op, slot) -> {
         posted.add(op);
         slots.add(slot);
@@ -64,7 +65,7 @@ class MessageStreamTest {
 
             @Override
             public void awaitCredit(Runnable wake) {
-                waiting.add(wake);
+                credits.awaitCredit(wake);  // the connection's own waiting list, as CreditLink uses it
             }
 
             @Override
@@ -74,12 +75,11 @@ class MessageStreamTest {
         };
     }
 
+    /** What CreditLink does when a grant arrives: the count, the send queue's drain, the waiters. */
     private void grant(Credits credits, int cumulative) {
         credits.controlArrived(Credits.CONTROL | cumulative);
         queue.drain();
-        List<Runnable> w = List.copyOf(waiting);
-        waiting.clear();
-        w.forEach(Runnable::run);
+        credits.wakeWaiters();
     }
 
     /** Completes what is posted now (what those completions let post waits for the next call). */
