@@ -7,29 +7,21 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.System.Logger.Level;
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import org.jspecify.annotations.Nullable;
-import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
-import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
 /**
@@ -64,15 +56,14 @@ public final class RpcClient {
     private static final Duration RETRY_BACKOFF = Duration.ofMillis(20);
     private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
     /** Attempt timeouts of every client, swept together (a timer per call costs a thread wake-up each). */
-    private static final Deadlines DEADLINES = new Deadlines();
-    private static final AtomicIntegerFieldUpdater<PendingCall> BEGUN = AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "begun");
+    static final Deadlines DEADLINES = new Deadlines();
 
-    private final RdmaConnection connection;
+    final RdmaConnection connection;
     private final CallOptions defaults;
-    private final CreditGate credits = new CreditGate(1);  // one for the hello; the window opens after it
-    private final RegisteredBuffer exposed;
-    private final int exposedRkey;
-    private final RangeAllocator staging;
+    final CreditGate credits = new CreditGate(1);  // one for the hello; the window opens after it
+    final RegisteredBuffer exposed;
+    final int exposedRkey;
+    final RangeAllocator staging;
     private final boolean canLendPayload;
     private final boolean canReceiveWritten;
     /**
@@ -81,8 +72,8 @@ public final class RpcClient {
      * credits bound the requests posted and unanswered to the receive queue depth, and the table
      * has twice as many slots; an id whose slot is taken is skipped.
      */
-    private final AtomicReferenceArray<PendingCall> pending;
-    private final int pendingMask;
+    final AtomicReferenceArray<PendingCall> pending;
+    final int pendingMask;
     /**
      * Attempts begun and not yet over, which a closing connection fails: linked through the calls
      * themselves under {@code liveLock}. A concurrent set hashed every call by its identity (a
@@ -90,21 +81,21 @@ public final class RpcClient {
      */
     private final Object liveLock = new Object();
     private @Nullable PendingCall liveHead;  // guarded by liveLock
-    private final Object sendLock = new Object();
+    final Object sendLock = new Object();
     private long lastId;  // guarded by sendLock
     private volatile Hello hello;
     private volatile int window = 1;
-    private volatile Throwable closedBy;
+    volatile Throwable closedBy;
     /** The last function called and its id: its name's UTF-8 and CRC32C cost two arrays per call. */
     private volatile FunctionId lastFunction;
 
     private final LongAdder calls = new LongAdder();
-    private final LongAdder attempts = new LongAdder();
+    final LongAdder attempts = new LongAdder();
     private final LongAdder retries = new LongAdder();
-    private final LongAdder succeeded = new LongAdder();
-    private final LongAdder failed = new LongAdder();
-    private final LongAdder timeouts = new LongAdder();
-    private final LongAdder lateResponses = new LongAdder();
+    final LongAdder succeeded = new LongAdder();
+    final LongAdder failed = new LongAdder();
+    final LongAdder timeouts = new LongAdder();
+    final LongAdder lateResponses = new LongAdder();
     private final LongAdder unexpectedResponses = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
 
@@ -253,7 +244,7 @@ public final class RpcClient {
                 Operators.error(actual, e);
                 return;
             }
-            actual.onSubscribe(new PendingCall(r, r.window, actual, options.timeout(), 1, true));
+            actual.onSubscribe(new PendingCall(RpcClient.this, r, r.window, actual, options.timeout(), 1, true));
         }
     }
 
@@ -273,7 +264,7 @@ public final class RpcClient {
 
         @Override
         public void subscribe(CoreSubscriber<? super byte[]> actual) {
-            actual.onSubscribe(new PendingCall(request, windowBytes, actual, timeout, attempt.incrementAndGet(), false));
+            actual.onSubscribe(new PendingCall(RpcClient.this, request, windowBytes, actual, timeout, attempt.incrementAndGet(), false));
         }
     }
 
@@ -409,7 +400,7 @@ public final class RpcClient {
     }
 
     /** What is sent, shared by a call's attempts, and the first attempt's response window. */
-    private record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window) {}
+    record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window) {}
 
     // ------------------------------------------------------------------------------ answers
 
@@ -442,7 +433,7 @@ public final class RpcClient {
             unexpectedResponses.increment();
             return;
         }
-        p.answered(f);
+        p.onAnswer(f);
     }
 
     private void onWritten(ReceivedMessage m) {
@@ -457,10 +448,10 @@ public final class RpcClient {
         if (!f.ok() || f.header().requestId() != p.requestId || (f.header().flags() & ResponseHeader.IN_WINDOW) == 0) {
             protocolErrors.increment();
             String why = !f.ok() ? f.error() : "the window holds an answer to another request";
-            p.answered(new ResponseHeader.Frame(null, null, why));
+            p.onAnswer(new ResponseHeader.Frame(null, null, why));
             return;
         }
-        p.answered(f);
+        p.onAnswer(f);
     }
 
     private void closed(@Nullable Throwable cause) {
@@ -472,9 +463,9 @@ public final class RpcClient {
         for (PendingCall p : calls) p.lost(closedBy);
     }
 
-    // ------------------------------------------------------------------------------ one attempt
+    // ------------------------------------------------------------------------------ attempts (PendingCall)
 
-    private void addLive(PendingCall p) {
+    void addLive(PendingCall p) {
         synchronized (liveLock) {
             PendingCall head = liveHead;
             p.liveNext = head;
@@ -484,7 +475,7 @@ public final class RpcClient {
         }
     }
 
-    private void removeLive(PendingCall p) {
+    void removeLive(PendingCall p) {
         synchronized (liveLock) {
             if (!p.isLive) return;
             p.isLive = false;
@@ -498,397 +489,6 @@ public final class RpcClient {
         }
     }
 
-    /**
-     * One request from credit to answer, begun by its subscriber's first request. Every
-     * transition holds the monitor; what the request holds (credit, staging range, a reference
-     * on the exposed buffer) is given back exactly once: at once when it is abandoned before the
-     * post, else when the answer arrives or the connection closes - the server may READ the
-     * payload or WRITE the window until then.
-     * <p>
-     * It is also its caller's {@code Subscription} (a cancel abandons it) and the subscriber of
-     * its own SEND: a call allocates no operator, sink or lambda around it.
-     */
-    private final class PendingCall implements Deadlines.Tracked, Subscription, CoreSubscriber<WorkCompletion> {
-        private enum State { CREDIT, STAGING, BUFFER, SENT, DONE }
-
-        final Request request;
-        final int windowBytes;
-        final CoreSubscriber<? super byte[]> actual;
-        final Duration timeout;
-        final int attemptNumber;
-        /** The call's only attempt: it counts the call succeeded or failed (else operators around the attempts do). */
-        final boolean countsOutcome;
-        final long deadline;
-        State state = State.CREDIT;
-        boolean abandoned;
-        CreditGate.Waiter creditWaiter;
-        RangeAllocator.Waiter stagingWaiter;
-        boolean hasCredit;
-        long stagingOffset = -1;
-        long stagingBytes;
-        volatile long requestId;
-        /** The caller's first request began the call; a cancel ended the caller's interest (nothing is signalled after it). */
-        private volatile int begun;
-        private volatile boolean cancelled;
-        private int deadlineSlot;  // Deadlines' lock guards it
-        // the client's live list; its lock guards these
-        @Nullable PendingCall livePrev;
-        @Nullable PendingCall liveNext;
-        boolean isLive;
-
-        PendingCall(Request request, int windowBytes, CoreSubscriber<? super byte[]> actual, Duration timeout, int attemptNumber,
-                    boolean countsOutcome) {
-            this.countsOutcome = countsOutcome;
-            this.request = request;
-            this.windowBytes = windowBytes;
-            this.actual = actual;
-            this.timeout = timeout;
-            this.attemptNumber = attemptNumber;
-            this.deadline = System.nanoTime() + timeout.toNanos();
-        }
-
-        @Override
-        public long deadlineNanos() {
-            return deadline;
-        }
-
-        @Override
-        public int deadlineSlot() {
-            return deadlineSlot;
-        }
-
-        @Override
-        public void deadlineSlot(int slot) {
-            deadlineSlot = slot;
-        }
-
-        @Override
-        public void request(long n) {
-            if (n <= 0) {
-                if (BEGUN.compareAndSet(this, 0, 1) && !cancelled) {
-                    failWith(new IllegalArgumentException("request must be positive (rule 3.9): " + n));
-                }
-                return;
-            }
-            if (!BEGUN.compareAndSet(this, 0, 1) || cancelled) return;
-            attempts.increment();
-            DEADLINES.track(this);
-            begin();
-        }
-
-        @Override
-        public void cancel() {
-            cancelled = true;
-            abandon();
-        }
-
-        /** The attempt timed out: like a cancel, and the caller learns why. */
-        @Override
-        public void expire() {
-            if (withdraw()) {  // false if over, or abandoned already (told of a cancel): one terminal signal
-                timeouts.increment();
-                failWith(new RpcException.Timeout(request.function, timeout, attemptNumber));
-            }
-        }
-
-        long payloadBytes() {
-            return request.remote ? Frames.align(request.payload.length) : 0;
-        }
-
-        void begin() {
-            boolean over;
-            synchronized (this) {
-                over = state == State.DONE;  // cancelled meanwhile: giveBack has run, maybe before the deadline was tracked
-                if (!over) addLive(this);
-            }
-            if (over) {
-                DEADLINES.untrack(this);
-                return;
-            }
-            if (closedBy != null) {
-                lost(closedBy);
-                return;
-            }
-            CreditGate.Waiter w = credits.acquire(this::credited);
-            if (w != null) {
-                boolean cancel;
-                synchronized (this) {
-                    cancel = state == State.DONE;
-                    if (!cancel && state == State.CREDIT) creditWaiter = w;
-                }
-                if (cancel) credits.cancel(w);  // lost its race with abandon; if granted meanwhile, credited() gives it back
-            }
-        }
-
-        private void credited() {
-            synchronized (this) {
-                if (state == State.DONE) {
-                    credits.release();
-                    return;
-                }
-                hasCredit = true;
-                creditWaiter = null;
-                state = State.STAGING;
-            }
-            long need = payloadBytes() + windowBytes;
-            if (need == 0) {
-                staged(-1);
-                return;
-            }
-            RangeAllocator.Waiter w;
-            try {
-                w = staging.allocate(need, this::staged);
-            } catch (IllegalArgumentException e) {
-                fail(new RpcException.PayloadTooLarge(request.function, e.getMessage()));
-                return;
-            }
-            if (w != null) {
-                boolean cancel;
-                synchronized (this) {
-                    cancel = state == State.DONE;
-                    if (!cancel) stagingWaiter = w;
-                }
-                if (cancel) staging.cancel(w);
-            }
-        }
-
-        private void staged(long offset) {
-            synchronized (this) {
-                if (state == State.DONE) {
-                    if (offset >= 0) staging.free(offset, payloadBytes() + windowBytes);
-                    return;
-                }
-                stagingWaiter = null;
-                if (offset >= 0) {
-                    if (!exposed.tryRetain()) {  // the connection closed and freed it
-                        staging.free(offset, payloadBytes() + windowBytes);
-                        state = State.BUFFER;  // so that fail() below releases only the credit
-                        stagingOffset = -1;
-                        offset = -2;
-                    }
-                    if (offset >= 0) {
-                        stagingOffset = offset;
-                        stagingBytes = payloadBytes() + windowBytes;
-                        // copied under the monitor: an abandon cannot free the range mid-copy
-                        if (request.remote) MemorySegment.copy(request.payload, 0, exposed.segment(), ValueLayout.JAVA_BYTE, offset, request.payload.length);
-                    }
-                }
-                if (offset != -2) state = State.BUFFER;
-            }
-            if (offset == -2) {
-                fail(new RpcException.ConnectionLost(request.function, closedBy));
-                return;
-            }
-            // a free buffer at once, as nearly always: the acquire Mono and its subscriber cost a sixth of the client's time per call
-            RegisteredBuffer b;
-            try {
-                b = connection.buffers().tryAcquire();
-            } catch (RuntimeException e) {
-                fail(new RpcException.ConnectionLost(request.function, e));
-                return;
-            }
-            if (b != null) post(b);
-            else connection.buffers().acquire().subscribe(this::post, e -> fail(new RpcException.ConnectionLost(request.function, e)));
-        }
-
-        private void post(RegisteredBuffer b) {
-            try {
-                synchronized (this) {
-                    if (state == State.DONE) return;
-                    synchronized (sendLock) {
-                        long id = nextId();
-                        requestId = id;
-                        int length = encode(id, b);
-                        pending.set((int) id & pendingMask, this);
-                        state = State.SENT;
-                        // Subscribed under the lock: the engine queues posts in subscription order, so ids
-                        // reach the wire in order. A failure may be signalled synchronously, inside these
-                        // locks; its cleanup frees credits and staging that wake other calls, so it runs
-                        // on another thread rather than nest their locks inside ours.
-                        connection.send(b, 0, length).subscribe(this);
-                    }
-                }
-            } catch (RuntimeException e) {
-                fail(new RpcException.ConnectionLost(request.function, e));
-            } finally {
-                b.release();  // the engine holds its own reference until the SEND completes
-            }
-        }
-
-        private int encode(long id, RegisteredBuffer b) {
-            Request r = request;
-            int flags = (r.remote ? RequestHeader.REMOTE_PAYLOAD : 0) | (r.key != null ? RequestHeader.KEYED : 0)
-                    | (windowBytes > 0 ? RequestHeader.WINDOW : 0);
-            long base = exposed == null ? 0 : exposed.address();
-            int rkey = exposedRkey;
-            long payloadAddress = r.remote ? base + stagingOffset : 0;
-            long windowAddress = windowBytes > 0 ? base + stagingOffset + payloadBytes() : 0;
-            RequestHeader h = new RequestHeader(flags, r.functionId, id, r.key, r.payload.length, r.payloadCrc, payloadAddress,
-                    r.remote ? rkey : 0, connection.config().bufferSize(), windowAddress, windowBytes > 0 ? rkey : 0, windowBytes);
-            h.encode(b.segment(), 0);
-            if (r.remote) return REQUEST_HEADER;
-            MemorySegment.copy(r.payload, 0, b.segment(), ValueLayout.JAVA_BYTE, REQUEST_HEADER, r.payload.length);
-            return REQUEST_HEADER + r.payload.length;
-        }
-
-        /** Out of the table of posted requests, if it is there. */
-        private void unpend() {
-            long id = requestId;
-            if (id != 0) pending.compareAndSet((int) id & pendingMask, this, null);
-        }
-
-        /** The answer WRITE_WITH_IMM put into this request's window (valid: it is still reserved). */
-        ResponseHeader.Frame readWindow() {
-            synchronized (this) {
-                if (state != State.SENT || windowBytes == 0) return new ResponseHeader.Frame(null, null, "no window for this request");
-                MemorySegment w = exposed.segment().asSlice(stagingOffset + payloadBytes(), windowBytes);
-                return ResponseHeader.decode(w, windowBytes, false);
-            }
-        }
-
-        private void sendFailed(Throwable e) {
-            unpend();
-            fail(new RpcException.ConnectionLost(request.function, e));
-        }
-
-        // the SEND's subscriber: only its failure matters
-
-        @Override
-        public void onSubscribe(Subscription s) {
-            s.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public void onNext(WorkCompletion wc) {
-        }
-
-        @Override
-        public void onError(Throwable e) {
-            Schedulers.parallel().schedule(() -> sendFailed(e));
-        }
-
-        @Override
-        public void onComplete() {
-        }
-
-        void answered(ResponseHeader.Frame f) {
-            int given = giveBack();
-            if (given == OVER) return;
-            if (given == GIVEN_BACK_TOLD) {  // cancelled or timed out: the caller has its answer
-                lateResponses.increment();
-                return;
-            }
-            if (!f.ok()) {
-                failWith(new RpcException.Protocol(request.function + ": " + f.error()));
-                return;
-            }
-            byte[] payload = f.payload();
-            if (f.header().status() == RpcStatus.OK) {
-                succeed(payload);
-                return;
-            }
-            String text = new String(payload, StandardCharsets.UTF_8);
-            switch (f.header().status()) {
-                case UNKNOWN_FUNCTION -> failWith(new RpcException.UnknownFunction(request.function));
-                case HANDLER_ERROR -> failWith(new RpcException.HandlerFailed(request.function, text));
-                case BAD_REQUEST -> failWith(new RpcException.BadRequest(request.function, text));
-                case OVERLOADED -> failWith(new RpcException.Overloaded(request.function, text));
-                case ALREADY_EXECUTED -> failWith(new RpcException.AlreadyExecuted(request.function));
-                case RESPONSE_TOO_LARGE -> failWith(new RpcException.ResponseTooLarge(request.function,
-                        payload.length >= 8 ? ByteBuffer.wrap(payload).getLong() : -1, windowBytes));
-            }
-        }
-
-        private void succeed(byte[] payload) {
-            if (countsOutcome) succeeded.increment();
-            if (cancelled) return;
-            actual.onNext(payload);
-            actual.onComplete();
-        }
-
-        private void failWith(Throwable e) {
-            if (countsOutcome) failed.increment();
-            if (!cancelled) actual.onError(e);
-        }
-
-        /** The caller gave up (cancel). */
-        void abandon() {
-            DEADLINES.untrack(this);
-            withdraw();
-        }
-
-        void lost(Throwable cause) {
-            unpend();
-            if (giveBack() == GIVEN_BACK) failWith(new RpcException.ConnectionLost(request.function, cause));
-        }
-
-        /** Fails the call, unless it is over or its caller was told already (a timeout, a cancel): one terminal signal. */
-        private void fail(RpcException e) {
-            if (giveBack() == GIVEN_BACK) failWith(e);
-        }
-
-        /**
-         * Before the post everything goes back now; after it, the request is only marked
-         * abandoned and keeps its credit and staging until the answer (the server may still READ
-         * the payload or WRITE the window). Decided under the monitor, together with the state
-         * change, so a post cannot slip in between. False if the call was already over, or was
-         * abandoned after its post already (its caller was told then: a cancel, then the timeout).
-         */
-        private boolean withdraw() {
-            return giveBack(true) != OVER;
-        }
-
-        /**
-         * Returns credit, staging and the exposed-buffer reference, once: {@link #OVER} if the call
-         * was over already, {@link #GIVEN_BACK_TOLD} if its caller was told before (a timeout or a
-         * cancel abandoned it after the post), else {@link #GIVEN_BACK}. Whether the caller was told
-         * is read with the state change, in one step: read before it, a timeout in between was
-         * followed by a second terminal signal (an answer, or the SEND's failure).
-         */
-        private int giveBack() {
-            return giveBack(false);
-        }
-
-        private int giveBack(boolean unlessSent) {
-            boolean credit;
-            long offset;
-            long bytes;
-            CreditGate.Waiter cw;
-            RangeAllocator.Waiter sw;
-            int given;
-            synchronized (this) {
-                if (state == State.DONE) return OVER;
-                if (unlessSent && state == State.SENT) {
-                    if (abandoned) return OVER;  // a cancel and then the timeout: the caller was told once
-                    abandoned = true;
-                    return GIVEN_BACK;
-                }
-                given = abandoned ? GIVEN_BACK_TOLD : GIVEN_BACK;
-                state = State.DONE;
-                credit = hasCredit;
-                hasCredit = false;
-                offset = stagingOffset;
-                bytes = stagingBytes;
-                stagingOffset = -1;
-                cw = creditWaiter;
-                sw = stagingWaiter;
-            }
-            removeLive(this);
-            DEADLINES.untrack(this);
-            if (cw != null) credits.cancel(cw);  // granted meanwhile? credited() sees DONE and returns it
-            if (sw != null) staging.cancel(sw);  // likewise staged()
-            if (offset >= 0) {
-                staging.free(offset, bytes);
-                exposed.release();
-            }
-            if (credit) credits.release();
-            return given;
-        }
-    }
-
-    /** What {@code giveBack} did: nothing (the call was over), gave back, gave back a call whose caller was told already. */
-    private static final int OVER = 0, GIVEN_BACK = 1, GIVEN_BACK_TOLD = 2;
-
     private int posted() {
         int n = 0;
         for (int i = 0; i < pending.length(); i++) {
@@ -897,7 +497,7 @@ public final class RpcClient {
         return n;
     }
 
-    private long nextId() {
+    long nextId() {
         long id;
         do {
             id = ++lastId;
