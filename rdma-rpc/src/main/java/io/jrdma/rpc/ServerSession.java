@@ -12,19 +12,13 @@ import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.Objects;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
-import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
-import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Operators;
-import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -37,13 +31,10 @@ import reactor.core.scheduler.Schedulers;
  * slow server slows its clients down instead of dropping requests.
  */
 final class ServerSession {
-    private static final byte[] EMPTY = new byte[0];
+    static final byte[] EMPTY = new byte[0];
     private static final int MAX_ERROR_TEXT = 1024;
-    private static final AtomicReferenceFieldUpdater<Call, Subscription> UPSTREAM =
-            AtomicReferenceFieldUpdater.newUpdater(Call.class, Subscription.class, "upstream");
     // flags as fields, not AtomicBooleans: two objects less per call
     private static final AtomicIntegerFieldUpdater<Frame> FRAME_DONE = AtomicIntegerFieldUpdater.newUpdater(Frame.class, "done");
-    private static final AtomicIntegerFieldUpdater<Call> FINISHED = AtomicIntegerFieldUpdater.newUpdater(Call.class, "finished");
     /**
      * Payloads are fetched in READs of this size, a few at a time. One READ's responses go out
      * unpaced, and rxe loses long bursts: a single 1 MiB READ took 2.3 s in the lab (perftest's
@@ -254,138 +245,26 @@ final class ServerSession {
 
     // ------------------------------------------------------------------------------ execution
 
-    /**
-     * One accepted request, from validation to answer; also the task that runs its handler on the
-     * handler scheduler and the subscriber of the handler's {@code Mono}. One object instead of a
-     * worker and an operator chain per call: {@code subscribeOn} created and disposed of a
-     * bounded-elastic worker per call, and four operators and their lambdas took the result to
-     * {@link #finish} (JFR in the lab: the hand-off was a third of the server's time per call).
-     */
-    private final class Call extends HandlerPool.Task implements Deadlines.Tracked, Runnable, CoreSubscriber<byte[]> {
+    /** An accepted request and what it holds here: its frame, a handler slot, a staging range, a key. */
+    private final class Call extends ServerCall {
         final Frame frame;
-        final RequestHeader header;
-        final FunctionRegistry.Function function;
         boolean keyed;
         boolean handlerSlot;
         long stagingOffset = -1;
         long stagingSize;
         boolean stagingRetained;
-        long deadline;
-        RpcRequest request;
-        /** A payload fetched by READ: its checksum is checked on the handler's thread before the handler runs. */
-        MemorySegment fetched;
-        /**
-         * The handler's task on a scheduler the user gave: disposed on expiry, which interrupts a
-         * blocked handler. On the default pool the call is its own task and cancels itself.
-         */
-        volatile Disposable task;
-        /** The handler's {@code Mono}, cancelled on expiry. */
-        volatile Subscription upstream;
-        private volatile int finished;
-        private int deadlineSlot;  // Deadlines' lock guards it
-
-        @Override
-        public long deadlineNanos() {
-            return deadline;
-        }
-
-        @Override
-        public int deadlineSlot() {
-            return deadlineSlot;
-        }
-
-        @Override
-        public void deadlineSlot(int slot) {
-            deadlineSlot = slot;
-        }
-
-        /** The handler ran out of time: cancel it and answer HANDLER_ERROR (it may have had effects). */
-        @Override
-        public void expire() {
-            // the timeout is decided before the interrupt: a handler that returns when interrupted
-            // must not get its result in first (the lab saw an expired call answered OK)
-            Operators.terminate(UPSTREAM, this);
-            if (finished == 0) core.handlerErrors.increment();
-            finish(RpcStatus.HANDLER_ERROR, text("handler timed out after " + core.settings.handlerTimeout().toMillis()
-                    + " ms and was cancelled"), true);
-            Disposable t = task;
-            if (t != null) t.dispose();
-            else cancel();  // the call is its own task on the default pool (elsewhere, not scheduled yet: nothing to stop)
-        }
 
         Call(Frame frame, RequestHeader header, FunctionRegistry.Function function) {
+            super(ServerSession.this.core, header, function);
             this.frame = frame;
-            this.header = header;
-            this.function = function;
-        }
-
-        @Override
-        void execute() {
-            run();
-        }
-
-        /** On the handler scheduler: checks a fetched payload, calls the handler and subscribes to its result. */
-        @Override
-        public void run() {
-            MemorySegment payload = fetched;
-            if (payload != null && Frames.crc32c(payload, 0, payload.byteSize()) != header.payloadCrc()) {
-                core.rejected.increment();
-                finish(RpcStatus.BAD_REQUEST, text("payload checksum mismatch (fetched " + payload.byteSize() + " bytes)"), false);
-                return;
-            }
-            core.executed.increment();
-            if (function.handler() instanceof SynchronousHandler sync) {
-                byte[] out;
-                try {
-                    out = sync.apply(request);
-                } catch (Throwable e) {
-                    Exceptions.throwIfJvmFatal(e);
-                    onError(e);
-                    return;
-                }
-                finish(RpcStatus.OK, out == null ? EMPTY : out, true);
-                return;
-            }
-            Mono<byte[]> result;
-            try {
-                result = Objects.requireNonNull(function.handler().handle(request), "the handler returned null");
-            } catch (Throwable e) {
-                Exceptions.throwIfJvmFatal(e);
-                onError(e);
-                return;
-            }
-            result.subscribe(this);
-        }
-
-        @Override
-        public void onSubscribe(Subscription s) {
-            if (Operators.setOnce(UPSTREAM, this, s)) s.request(Long.MAX_VALUE);
-        }
-
-        @Override
-        public void onNext(byte[] bytes) {
-            finish(RpcStatus.OK, bytes, true);
-        }
-
-        @Override
-        public void onError(Throwable e) {
-            if (finished != 0) return;
-            core.handlerErrors.increment();
-            finish(RpcStatus.HANDLER_ERROR, text(describe(e)), true);
-        }
-
-        @Override
-        public void onComplete() {
-            finish(RpcStatus.OK, EMPTY, true);  // no-op after onNext
         }
 
         /**
          * Frees what the call holds (the handler is done with the payload), records a keyed result
          * or forgets a key that never ran, then answers this request and any retries that joined.
          */
-        void finish(RpcStatus status, byte[] payload, boolean executed) {
-            if (!FINISHED.compareAndSet(this, 0, 1)) return;
-            core.deadlines.untrack(this);
+        @Override
+        void finished(RpcStatus status, byte[] payload, boolean executed) {
             if (stagingOffset >= 0) allocator.free(stagingOffset, stagingSize);
             if (stagingRetained) staging.release();
             if (handlerSlot) core.handlerDone();
@@ -443,27 +322,7 @@ final class ServerSession {
     /** Runs the call's handler on its payload, which lies in {@code memory} (the segment of {@code buffer}) at {@code offset}. */
     private void run(Call call, RegisteredBuffer buffer, MemorySegment memory, int offset, boolean fetched) {
         RequestHeader h = call.header;
-        call.request = new RpcRequest(call.function.name(), h.requestId(), h.key(), memory, buffer, offset, h.payloadLength(), fetched);
-        call.deadline = System.nanoTime() + core.handlerTimeoutNanos;
-        core.deadlines.track(call);
-        Scheduler scheduler = core.settings.scheduler();
-        Disposable t;
-        try {
-            if (scheduler == null) {
-                HandlerPool.DEFAULT.execute(call);
-                return;
-            }
-            t = scheduler.schedule(call);
-        } catch (RejectedExecutionException e) {
-            core.overloaded.increment();
-            call.finish(RpcStatus.OVERLOADED, text("the handler scheduler refused the call: " + e.getMessage()), false);
-            return;
-        }
-        call.task = t;
-    }
-
-    private static String describe(Throwable e) {
-        return e.getMessage() == null ? e.getClass().getName() : e.getClass().getName() + ": " + e.getMessage();
+        call.start(new RpcRequest(call.function.name(), h.requestId(), h.key(), memory, buffer, offset, h.payloadLength(), fetched));
     }
 
     // ------------------------------------------------------------------------------ answers
@@ -591,7 +450,7 @@ final class ServerSession {
         ServerCore.LOG.log(Level.DEBUG, () -> "an answer to " + this + " was not delivered: " + e);
     }
 
-    private static byte[] text(String s) {
+    static byte[] text(String s) {
         return Frames.utf8(s, MAX_ERROR_TEXT);
     }
 
