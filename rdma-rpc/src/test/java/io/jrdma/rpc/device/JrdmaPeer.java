@@ -93,11 +93,12 @@ public final class JrdmaPeer implements AutoCloseable {
 
     /**
      * Where the classes the peer needs come from: the test launcher loads them through a class
-     * loader of its own, so {@code java.class.path} names only the launcher.
+     * loader of its own, so {@code java.class.path} names only the launcher. rdma-rpc's classes
+     * and tests, and rdma-reactive's classes and tests (LabPeers) each come from a place of their own.
      */
     private static String classPath() {
         Set<String> entries = new LinkedHashSet<>();
-        for (Class<?> c : List.of(JrdmaPeer.class, RdmaConnection.class, io.jrdma.ffm.Context.class, Mono.class,
+        for (Class<?> c : List.of(JrdmaPeer.class, RpcClient.class, LabPeers.class, RdmaConnection.class, io.jrdma.ffm.Context.class, Mono.class,
                 org.reactivestreams.Publisher.class, org.jspecify.annotations.Nullable.class)) {
             try {
                 entries.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
