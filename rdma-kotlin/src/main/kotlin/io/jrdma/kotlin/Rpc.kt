@@ -2,13 +2,13 @@ package io.jrdma.kotlin
 
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
-import io.jrdma.reactive.rpc.CallOptions
-import io.jrdma.reactive.rpc.Codec
-import io.jrdma.reactive.rpc.DisposableRpcServer
-import io.jrdma.reactive.rpc.RpcClient
-import io.jrdma.reactive.rpc.RpcHandler
-import io.jrdma.reactive.rpc.RpcRequest
-import io.jrdma.reactive.rpc.RpcServer
+import io.jrdma.rpc.CallOptions
+import io.jrdma.rpc.Codec
+import io.jrdma.rpc.DisposableRpcServer
+import io.jrdma.rpc.RpcClient
+import io.jrdma.rpc.RpcHandler
+import io.jrdma.rpc.RpcRequest
+import io.jrdma.rpc.RpcServer
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono

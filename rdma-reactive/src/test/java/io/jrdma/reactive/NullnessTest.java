@@ -14,12 +14,6 @@ import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WorkCompletionException;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import io.jrdma.reactive.rpc.CallOptions;
-import io.jrdma.reactive.rpc.IdempotencyKey;
-import io.jrdma.reactive.rpc.RpcClient;
-import io.jrdma.reactive.rpc.RpcException;
-import io.jrdma.reactive.rpc.RpcRequest;
-import io.jrdma.reactive.rpc.RpcStatus;
 import java.lang.reflect.AnnotatedType;
 import java.lang.reflect.Executable;
 import java.lang.reflect.Method;
@@ -39,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class NullnessTest {
     /** The exported packages of io.jrdma.ffm and io.jrdma.reactive, by a class of each. */
-    private static final List<Class<?>> EXPORTED = List.of(Context.class, RdmaConnection.class, BufferPool.class, RpcClient.class);
+    private static final List<Class<?>> EXPORTED = List.of(Context.class, RdmaConnection.class, BufferPool.class);
 
     @Test
     void everyExportedPackageIsNullMarked() {
@@ -61,13 +55,9 @@ class NullnessTest {
     @Test
     void whatMayReturnNullSaysSo() throws NoSuchMethodException {
         assertNullableReturn(BufferPool.class.getMethod("tryAcquire"));
-        assertNullableReturn(RpcStatus.class.getMethod("of", int.class));
         assertNullableReturn(OperationTimeoutException.class.getMethod("opcode"));
         assertNullableReturn(WorkCompletionException.class.getMethod("opcode"));
         assertNullableReturn(ConnectionConfig.class.getMethod("device"));
-        assertNullableReturn(CallOptions.class.getMethod("idempotencyKey"));
-        assertNullableReturn(RpcException.class.getMethod("function"));
-        assertNullableReturn(RpcRequest.class.getMethod("buffer"));
         assertNullableReturn(CmId.class.getMethod("localAddress"));
         assertNullableReturn(EventChannel.class.getMethod("next", Duration.class, Wakeup.class));
     }
@@ -76,7 +66,6 @@ class NullnessTest {
     void whatAcceptsNullSaysSo() throws NoSuchMethodException {
         assertNullableParameter(ConnectionException.Closed.class.getConstructor(String.class, Throwable.class), 1);
         assertNullableParameter(RdmaException.class.getConstructor(String.class, Throwable.class), 1);
-        assertNullableParameter(CallOptions.class.getMethod("idempotencyKey", IdempotencyKey.class), 0);
         assertNullableParameter(RdmaOperationException.class.getMethod("of", WorkCompletion.class, WcOpcode.class), 1);
     }
 

@@ -1,12 +1,12 @@
 package io.jrdma.samples;
 
 import io.jrdma.ffm.Access;
-import io.jrdma.reactive.rpc.Codec;
-import io.jrdma.reactive.rpc.DisposableRpcServer;
-import io.jrdma.reactive.rpc.RpcClient;
-import io.jrdma.reactive.rpc.RpcException;
-import io.jrdma.reactive.rpc.RpcHandler;
-import io.jrdma.reactive.rpc.RpcServer;
+import io.jrdma.rpc.Codec;
+import io.jrdma.rpc.DisposableRpcServer;
+import io.jrdma.rpc.RpcClient;
+import io.jrdma.rpc.RpcException;
+import io.jrdma.rpc.RpcHandler;
+import io.jrdma.rpc.RpcServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;

@@ -1,8 +1,8 @@
 package io.jrdma.samples;
 
-import io.jrdma.reactive.rpc.Codec;
-import io.jrdma.reactive.rpc.RpcHandler;
-import io.jrdma.reactive.rpc.RpcRequest;
+import io.jrdma.rpc.Codec;
+import io.jrdma.rpc.RpcHandler;
+import io.jrdma.rpc.RpcRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.jrdma.reactive.rpc.Codec;
-import io.jrdma.reactive.rpc.RpcHandler;
-import io.jrdma.reactive.rpc.RpcRequest;
+import io.jrdma.rpc.Codec;
+import io.jrdma.rpc.RpcHandler;
+import io.jrdma.rpc.RpcRequest;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;

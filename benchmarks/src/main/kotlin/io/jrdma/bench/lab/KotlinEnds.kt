@@ -15,9 +15,9 @@ import io.jrdma.kotlin.writeAwait
 import io.jrdma.kotlin.writeWithImmediateAwait
 import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaConnection
-import io.jrdma.reactive.rpc.DisposableRpcServer
-import io.jrdma.reactive.rpc.RpcClient
-import io.jrdma.reactive.rpc.RpcServer
+import io.jrdma.rpc.DisposableRpcServer
+import io.jrdma.rpc.RpcClient
+import io.jrdma.rpc.RpcServer
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CoroutineExceptionHandler

@@ -9,8 +9,8 @@ import io.jrdma.kotlin.rpcConnectAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
-import io.jrdma.reactive.rpc.Codec
-import io.jrdma.reactive.rpc.RpcException
+import io.jrdma.rpc.Codec
+import io.jrdma.rpc.RpcException
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.test.runTest
 import org.junit.jupiter.api.Assertions.assertEquals

@@ -16,14 +16,14 @@ import java.util.regex.Pattern;
  * summed over the devices. The kernel frees a killed process's objects when it reaps it, and
  * jrdma frees a closed connection's asynchronously, hence {@link #awaitBackTo}.
  */
-final class DeviceResources {
+public final class DeviceResources {
     private static final Pattern SUMMARY = Pattern.compile("^\\d+: \\S+: (.*)$", Pattern.MULTILINE);
     private static final Pattern COUNT = Pattern.compile("(\\w+) (\\d+)");
 
     private DeviceResources() {}
 
     /** {@code pd}, {@code cq}, {@code qp}, {@code cm_id}, {@code mr}, {@code ctx}, {@code srq}: each summed over the devices. */
-    static Map<String, Integer> counts() {
+    public static Map<String, Integer> counts() {
         String out = run("rdma", "resource", "show");
         Map<String, Integer> counts = new TreeMap<>();
         Matcher line = SUMMARY.matcher(out);
@@ -36,7 +36,7 @@ final class DeviceResources {
     }
 
     /** Waits, at most {@code timeout}, until the counts equal {@code before}; fails naming what is still held. */
-    static Map<String, Integer> awaitBackTo(Map<String, Integer> before, Duration timeout) {
+    public static Map<String, Integer> awaitBackTo(Map<String, Integer> before, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         Map<String, Integer> now;
         while (!(now = counts()).equals(before)) {

@@ -24,10 +24,6 @@ import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import io.jrdma.reactive.rpc.DisposableRpcServer;
-import io.jrdma.reactive.rpc.RpcClient;
-import io.jrdma.reactive.rpc.RpcHandler;
-import io.jrdma.reactive.rpc.RpcServer;
 import java.lang.foreign.ValueLayout;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -216,23 +212,6 @@ class HostilePeerTest {
     }
 
     @Test
-    void anRpcServerAdvertisesNoMemoryItsStagingIsLocalOnly() {
-        DisposableRpcServer rpc = RpcServer.create(RdmaServer.create().host(SERVER_IP).port(0)
-                        .exposeBuffer(1 << 16, Access.REMOTE_READ, Access.REMOTE_WRITE))  // asks for remote access: staging never gets it
-                .register("echo", RpcHandler.of(r -> r.bytes())).bind().block(TIMEOUT);
-        try (RawVerbsPeer raw = RawVerbsPeer.connect(CLIENT_IP, new InetSocketAddress(SERVER_IP, rpc.address().getPort()))) {
-            assertEquals(new RemoteBuffer(0, 0, 0), raw.peerExposed(), "the descriptor names no memory");
-            RpcClient client = RpcClient.connect(RdmaClient.create().host(SERVER_IP).port(rpc.address().getPort())
-                    .localAddress(CLIENT_IP)).block(TIMEOUT);
-            assertTrue(client.connection().findRemoteBuffer().isEmpty(), "a jrdma client learns none either");
-            assertEquals("still works", client.call("echo", "still works").block(TIMEOUT));
-            client.close().block(TIMEOUT);
-        } finally {
-            rpc.disposeNow();
-        }
-    }
-
-    @Test
     void aReadIntoMemoryThePeerDeregisteredAsItWentAwayNamesBothTheStatusAndTheDeparture() throws Exception {
         CompletableFuture<Integer> port = new CompletableFuture<>();
         CompletableFuture<RawVerbsPeer> accepted = RawVerbsPeer.serveOne(SERVER_IP, EXPOSED, port);
@@ -249,7 +228,7 @@ class HostilePeerTest {
             assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, refused.status());
             dying.disconnect();
             Throwable e = ended.block(TIMEOUT);
-            RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e, () -> KilledProcessTest.describe(e));
+            RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e, () -> LabPeers.describe(e));
             assertEquals(WcOpcode.RDMA_READ, r.opcode());
             assertTrue(r.getMessage().contains("the peer disconnected"), r.getMessage());
             ConnectionException.Closed departure = assertInstanceOf(ConnectionException.Closed.class, r.getCause());
@@ -270,7 +249,7 @@ class HostilePeerTest {
             Mono<Throwable> ended = readStream(client);
             peer.deregister();
             Throwable e = ended.block(TIMEOUT);
-            RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e, () -> KilledProcessTest.describe(e));
+            RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e, () -> LabPeers.describe(e));
             assertTrue(r.getMessage().contains("a region the peer deregistered"), r.getMessage());
             assertFalse(r.getMessage().contains("meanwhile"), "nothing else happened: " + r.getMessage());
             StepVerifier.create(client.onClose()).expectComplete().verify(TIMEOUT);

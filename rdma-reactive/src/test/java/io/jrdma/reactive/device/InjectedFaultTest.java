@@ -88,7 +88,7 @@ class InjectedFaultTest {
     private static void assertFlushedBecause(List<Mono<WorkCompletion>> sends, String why) {
         for (Mono<WorkCompletion> s : sends) {
             StepVerifier.create(s).expectErrorSatisfies(e -> {
-                FlushedException f = assertInstanceOf(FlushedException.class, e, () -> KilledProcessTest.describe(e));
+                FlushedException f = assertInstanceOf(FlushedException.class, e, () -> LabPeers.describe(e));
                 assertTrue(f.getMessage().contains(why), f.getMessage());
                 assertInstanceOf(ConnectionException.Closed.class, f.getCause());
             }).verify(TIMEOUT);

@@ -88,4 +88,15 @@ public final class LabPeers implements AutoCloseable {
         accepted.close().block(TIMEOUT);
         server.dispose();
     }
+
+    /** Type and message of {@code e} and its causes, as a user would read them in a log. */
+    public static String describe(Throwable e) {
+        StringBuilder b = new StringBuilder();
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t != e) b.append(" <- ");
+            b.append(t.getClass().getSimpleName()).append(": ").append(t.getMessage());
+            if (t.getCause() == t) break;
+        }
+        return b.toString();
+    }
 }

@@ -22,9 +22,6 @@ import io.jrdma.reactive.RdmaOperationException.RemoteAccessException;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import io.jrdma.reactive.rpc.DisposableRpcServer;
-import io.jrdma.reactive.rpc.RpcHandler;
-import io.jrdma.reactive.rpc.RpcServer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -227,20 +224,6 @@ class LifecycleTest {
         } finally {
             server.dispose();
         }
-    }
-
-    @Test
-    void anRpcServerDisposesLaterWithoutBlockingAndNowWithin() {
-        DisposableRpcServer rpc = RpcServer.create(RdmaServer.create().host(SERVER_IP).port(0))
-                .register("echo", RpcHandler.of(r -> r.bytes()))
-                .bind().block(TIMEOUT);
-        Mono<Void> later = rpc.disposeLater();
-        assertTrue(rpc.isDisposed(), "disposeLater() stops at the call, subscribed or not");
-        StepVerifier.create(later).expectComplete().verify(TIMEOUT);
-        StepVerifier.create(rpc.onDispose()).expectComplete().verify(TIMEOUT);
-        // nobody listens any more: the connect is refused (rdma_cm rejects a request for a port without a listener)
-        assertThrows(ConnectionException.class, () -> RdmaClient.create().host(SERVER_IP).port(rpc.address().getPort())
-                .localAddress(CLIENT_IP).connectTimeout(Duration.ofSeconds(5)).connect().block(TIMEOUT));
     }
 
     private static RdmaConnection connect(DisposableRdmaServer server) {

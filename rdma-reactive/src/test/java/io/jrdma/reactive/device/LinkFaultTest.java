@@ -112,7 +112,7 @@ class LinkFaultTest {
             long silent = System.nanoTime();
             LabNetwork.dropRoceFrom(NETDEV_B);  // rxe1's ACKs: the server's process and its TCP live on
             Throwable e = writes.ended.block(WAIT);
-            RetryExceededException r = assertInstanceOf(RetryExceededException.class, e, () -> KilledProcessTest.describe(e));
+            RetryExceededException r = assertInstanceOf(RetryExceededException.class, e, () -> LabPeers.describe(e));
             assertEquals(WcStatus.IBV_WC_RETRY_EXC_ERR, r.status());
             assertTrue(r.getMessage().contains("did not acknowledge"), r.getMessage());
             long reported = writes.millisSince(silent);
@@ -147,7 +147,7 @@ class LinkFaultTest {
             long silent = System.nanoTime();
             LabNetwork.dropRoceFrom(NETDEV_B);
             Throwable e = writes.ended.block(WAIT);
-            OperationTimeoutException t = assertInstanceOf(OperationTimeoutException.class, e, () -> KilledProcessTest.describe(e));
+            OperationTimeoutException t = assertInstanceOf(OperationTimeoutException.class, e, () -> LabPeers.describe(e));
             assertTrue(t.wasPosted(), t.getMessage());
             System.out.printf("%s, 7 retries: %d ms after the peer went silent: %s%n", transport, writes.millisSince(silent), t.getMessage());
             LabNetwork.stopDropping(NETDEV_B);
@@ -176,7 +176,7 @@ class LinkFaultTest {
             if (e instanceof OperationTimeoutException t) {
                 assertTrue(t.wasPosted(), t.getMessage());
             } else {
-                RdmaOperationException o = assertInstanceOf(RdmaOperationException.class, e, () -> KilledProcessTest.describe(e));
+                RdmaOperationException o = assertInstanceOf(RdmaOperationException.class, e, () -> LabPeers.describe(e));
                 assertEquals(WcStatus.IBV_WC_LOC_QP_OP_ERR, o.status(), "what rxe reports when it cannot transmit");
                 assertTrue(o.getMessage().contains("is the network link down?"), o.getMessage());
             }
@@ -186,7 +186,7 @@ class LinkFaultTest {
             long bound = OPERATION_TIMEOUT.toMillis() + (e instanceof OperationTimeoutException ? TIMEOUT_SWEEP_SLACK_MS : 0);
             assertTrue(reported < bound, "within the operation timeout: " + reported + " ms");
             System.out.printf("%s: %s taken down after %d WRITEs; %d ms later: %s%n", transport, NETDEV_A, writes.done.get(), reported,
-                    KilledProcessTest.describe(e));
+                    LabPeers.describe(e));
             if (e instanceof OperationTimeoutException) {
                 // an operation timeout does not close the connection (rxe retries the WRITE for ever,
                 // as in the case above): closing it flushes what is in flight, and gives back its credits

@@ -33,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * whatever address, rkey and length it likes on the wire, and it tears down in whatever order it
  * likes. Speaks just enough of jrdma's protocol to be accepted: the 32-byte connection descriptor.
  */
-final class RawVerbsPeer implements AutoCloseable {
+public final class RawVerbsPeer implements AutoCloseable {
     private static final Duration WAIT = Duration.ofSeconds(20);
     /**
      * What the descriptor advertises: a jrdma side always has receives (the descriptor's decoder
@@ -57,12 +57,12 @@ final class RawVerbsPeer implements AutoCloseable {
     private RawVerbsPeer() {}
 
     /** A client of a jrdma server at {@code server} (rdma_cm), exposing nothing; {@link #peerExposed()} is what the server exposes. */
-    static RawVerbsPeer connect(String local, InetSocketAddress server) {
+    public static RawVerbsPeer connect(String local, InetSocketAddress server) {
         return connect(local, server, false);
     }
 
     /** As {@link #connect(String, InetSocketAddress)}; {@code claimCredits}: its descriptor says it speaks receiver credits (it keeps none). */
-    static RawVerbsPeer connect(String local, InetSocketAddress server, boolean claimCredits) {
+    public static RawVerbsPeer connect(String local, InetSocketAddress server, boolean claimCredits) {
         RawVerbsPeer p = new RawVerbsPeer();
         try {
             p.channel = p.own(EventChannel.create());
@@ -131,7 +131,7 @@ final class RawVerbsPeer implements AutoCloseable {
     }
 
     /** The region the jrdma peer advertised in its connection descriptor. */
-    RemoteBuffer peerExposed() {
+    public RemoteBuffer peerExposed() {
         return ConnectionDescriptor.decode(peerPrivateData).exposed();
     }
 

@@ -28,7 +28,7 @@ final class Usage {
      * that ever framed a call, gone with its thread, so its count follows the RPC handler
      * threads (and Reactor's) as they come and expire, not the connections.
      */
-    private static final java.util.Set<String> PER_THREAD = java.util.Set.of("io.jrdma.reactive.rpc.Frames$Checksum");
+    private static final java.util.Set<String> PER_THREAD = java.util.Set.of("io.jrdma.rpc.Frames$Checksum");
 
     /**
      * This JVM's live objects of jrdma's classes, by class (lambdas included), after a full GC:
