@@ -111,7 +111,6 @@ final class CreditLink {
 
     /** Loop thread: from now on messages are read as the descriptor says; those that came before go first. */
     private void known() {
-        if (DEBUG) System.err.println("CREDITS " + connection.description() + " known, credits " + credits + ", early " + (early == null ? 0 : early.size()));
         known = true;
         List<Early> waiting = early;
         early = null;
@@ -149,10 +148,7 @@ final class CreditLink {
         if (c.grantDue()) grant();  // the peer may wait for this very credit, say
     }
 
-    private static final boolean DEBUG = Boolean.getBoolean("jrdma.debugCredits");
-
     private void controlArrived(Credits c, RegisteredBuffer buffer, int immediate) {
-        if (DEBUG) System.err.printf("CREDITS %s grant arrived 0x%08x, %s%n", connection.description(), immediate, c);
         // its receive is posted again at once, and is none of the supply
         if (member != null) shared.reposted(-1);
         else c.supplied(-1);
@@ -195,7 +191,6 @@ final class CreditLink {
         int immediate = c.grantNow();
         if (immediate == 0) return;
         controlSlotBusy[slot] = true;
-        if (DEBUG) System.err.printf("CREDITS %s grant posted 0x%08x in slot %d, %s%n", connection.description(), immediate, slot, c);
         connection.postControl(slot, immediate);
     }
 
