@@ -31,8 +31,24 @@ public final class LabNetwork {
                 "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", "4791", "0xffff", "action", "drop");
     }
 
+    /**
+     * Drops the IB CM's RTU messages {@code netdev} sends, and nothing else: the connection's
+     * active side goes to RTS and sends, the passive side never learns ESTABLISHED from it. The
+     * match, at fixed offsets after a 20-byte IPv4 header (RoCE v2 sends no IP options): UDP to
+     * 4791 (8 bytes), BTH (12) to QP 1, the GSI, DETH (8), then the MAD: base version 1, class 7
+     * (CM) at 48, attribute 0x0014 (RTU) at 64.
+     */
+    public static void dropCmRtuFrom(String netdev) {
+        run("tc", "qdisc", "add", "dev", netdev, "root", "handle", "1:", "prio");
+        run("tc", "filter", "add", "dev", netdev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
+                "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", "4791", "0xffff",
+                "match", "u32", "0x00000001", "0x00ffffff", "at", "32",
+                "match", "u32", "0x01070000", "0xffff0000", "at", "48",
+                "match", "u32", "0x00140000", "0xffff0000", "at", "64", "action", "drop");
+    }
+
     /** Packets the drop filter of {@code netdev} dropped so far. */
-    static long dropped(String netdev) {
+    public static long dropped(String netdev) {
         String out = run("tc", "-s", "filter", "show", "dev", netdev);
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("dropped (\\d+)").matcher(out);
         return m.find() ? Long.parseLong(m.group(1)) : 0;

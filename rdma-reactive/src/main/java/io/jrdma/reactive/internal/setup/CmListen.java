@@ -23,7 +23,8 @@ import reactor.core.publisher.Sinks;
 /**
  * The passive side of rdma_cm on the resources' event thread: accepts or rejects (with the reason,
  * logged and sent to the peer) each connect request, creates the connection on a loop with
- * receives posted before accepting, hands it out on ESTABLISHED and routes DISCONNECTED to it.
+ * receives posted before accepting, hands it out on ESTABLISHED (or on a DISCONNECTED that came
+ * first) and routes DISCONNECTED to it.
  */
 final class CmListen extends Listener implements CmEvents.Handler {
     private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
@@ -185,7 +186,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
         }
     }
 
-    /** An accepted id's events: ESTABLISHED hands the connection out, the rest close it. */
+    /** An accepted id's events: ESTABLISHED hands the connection out, DISCONNECTED too if it came first; the rest close it. */
     private final class Accepted implements CmEvents.Handler {
         private final ConnectionCore core;
         private final RemoteBuffer peerExposed;
@@ -201,17 +202,28 @@ final class CmListen extends Listener implements CmEvents.Handler {
         @Override
         public void onEvent(CmEvent e) {
             switch (e.type()) {
-                case ESTABLISHED -> {
-                    if (established) return;
-                    established = true;
-                    core.established(peerExposed, privateData);
-                    handOut(core);
+                case ESTABLISHED -> establish();
+                case DISCONNECTED -> {
+                    // The peer's RTU makes ESTABLISHED here. When it is lost (a MAD goes once, and
+                    // again only when our REP's retransmission reaches the peer) or handled after
+                    // the peer's DREQ, the IB CM reports the DREQ alone and drops the late RTU. The
+                    // connection was up all the same (our QP is RTS since accept, the peer's SENDs
+                    // and WRITEs arrived), so it is handed out and then closed as the peer left it,
+                    // like one whose RTU came first; not handing it out lost what a client sent.
+                    establish();
+                    core.peerClosed("the peer disconnected");
                 }
-                case DISCONNECTED -> core.peerClosed("the peer disconnected");
                 case DEVICE_REMOVAL -> core.peerLost("the RDMA device was removed");
                 case CONNECT_ERROR, UNREACHABLE, REJECTED -> core.abort(new ConnectionException("accepting failed: " + CmException.of(e, "ESTABLISHED").getMessage()));
                 default -> { }
             }
+        }
+
+        private void establish() {
+            if (established) return;
+            established = true;
+            core.established(peerExposed, privateData);
+            handOut(core);
         }
     }
 
