@@ -129,6 +129,9 @@ final class CreditLink {
         }
         Credits c = credits;
         if (c == null) {
+            // a peer without credits on a shared queue took a receive nobody promised it: its
+            // re-post must not count as one more free for the others
+            if (shared != null) shared.reposted(-1);
             connection.deliver(buffer, byteLength, hasImmediate, immediate);
             return;
         }
