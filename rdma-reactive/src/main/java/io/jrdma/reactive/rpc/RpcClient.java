@@ -10,7 +10,6 @@ import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
@@ -30,6 +29,8 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 import reactor.util.retry.Retry;
 
 /**
@@ -60,7 +61,7 @@ import reactor.util.retry.Retry;
  * </ul>
  */
 public final class RpcClient {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.rpc");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.rpc");
     private static final Duration RETRY_BACKOFF = Duration.ofMillis(20);
     private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
     /** Attempt timeouts of every client, swept together (a timer per call costs a thread wake-up each). */
@@ -419,7 +420,7 @@ public final class RpcClient {
             else onSent(m);
         } catch (RuntimeException e) {
             m.release();
-            LOG.log(Level.ERROR, "internal error handling an answer on " + connection, e);
+            LOG.error("internal error handling an answer on " + connection, e);
         }
     }
 
@@ -428,12 +429,12 @@ public final class RpcClient {
         m.release();  // copied out: the RECV goes back before anyone can send on the credit this answer frees
         if (!f.ok()) {
             protocolErrors.increment();
-            LOG.log(Level.WARNING, "unusable answer on " + connection + ": " + f.error());
+            LOG.warn("unusable answer on " + connection + ": " + f.error());
             return;
         }
         if ((f.header().flags() & ResponseHeader.IN_WINDOW) != 0) {
             protocolErrors.increment();
-            LOG.log(Level.WARNING, "an answer in a SEND claims to be in a window on " + connection);
+            LOG.warn("an answer in a SEND claims to be in a window on " + connection);
             return;
         }
         long id = f.header().requestId();

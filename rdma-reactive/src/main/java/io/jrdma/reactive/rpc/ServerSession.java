@@ -8,7 +8,6 @@ import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -122,7 +121,7 @@ final class ServerSession {
         } catch (RuntimeException e) {
             // a bug must cost one frame, never the session: the subscription would end on a throw
             f.release();
-            ServerCore.LOG.log(Level.ERROR, "internal error handling a frame from " + this, e);
+            ServerCore.LOG.error("internal error handling a frame from " + this, e);
         }
     }
 
@@ -470,7 +469,7 @@ final class ServerSession {
 
     private void reject(long requestId, int maxInline, String reason) {
         core.rejected.increment();
-        ServerCore.LOG.log(Level.DEBUG, () -> "rejected request " + Long.toUnsignedString(requestId) + " from " + this + ": " + reason);
+        if (ServerCore.LOG.isDebugEnabled()) ServerCore.LOG.debug("rejected request " + Long.toUnsignedString(requestId) + " from " + this + ": " + reason);
         sendInline(requestId, RpcStatus.BAD_REQUEST, fit(text(reason), Math.min(maxInline, sendLimit)));
     }
 
@@ -588,7 +587,7 @@ final class ServerSession {
 
     private void undeliverable(Throwable e) {
         core.responseFailures.increment();
-        ServerCore.LOG.log(Level.DEBUG, () -> "an answer to " + this + " was not delivered: " + e);
+        if (ServerCore.LOG.isDebugEnabled()) ServerCore.LOG.debug("an answer to " + this + " was not delivered: " + e);
     }
 
     private static byte[] text(String s) {

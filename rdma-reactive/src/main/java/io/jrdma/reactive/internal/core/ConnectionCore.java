@@ -30,7 +30,6 @@ import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
@@ -50,6 +49,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Everything one RC connection is, below its public face: the QP, its share of a loop's CQ, the
@@ -76,7 +77,7 @@ public final class ConnectionCore implements Loop.Member {
         void release();
     }
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
     private static final long RECEIVE = 1L << 63;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
@@ -299,7 +300,7 @@ public final class ConnectionCore implements Loop.Member {
     public void established(RemoteBuffer peerExposed, byte[] privateData) {
         this.remote = peerExposed;
         this.peerPrivateData = privateData.clone();
-        LOG.log(Level.DEBUG, () -> this + " established");
+        if (LOG.isDebugEnabled()) LOG.debug(this + " established");
     }
 
     /** Setup failed after the QP existed: tears everything down like a close. */
@@ -748,14 +749,14 @@ public final class ConnectionCore implements Loop.Member {
      */
     public void beginClose(Throwable cause) {
         if (!close.begin(cause)) return;
-        LOG.log(Level.DEBUG, () -> this + " closing: " + cause);
+        if (LOG.isDebugEnabled()) LOG.debug(this + " closing: " + cause);
         sendQueue.close(this::closedError, cause);  // nothing is posted from now on
         // nor received into: a buffer re-posted to the QP in ERR would flush, come back and be re-posted, over and over
         if (receiveQueue != null) receiveQueue.close();
         try {
             teardown.disconnect(qp);  // QP → ERR: every posted WR completes with a flush error
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, () -> this + ": disconnect failed (already in error?): " + e);
+            if (LOG.isDebugEnabled()) LOG.debug(this + ": disconnect failed (already in error?): " + e);
         }
         close.disconnected();
         loop.execute(completions::close);  // held completions are taken now, later ones as they come
@@ -818,7 +819,7 @@ public final class ConnectionCore implements Loop.Member {
             onDestroyed.clear();
         }
         callbacks.forEach(c -> quietly("a close callback", c));
-        LOG.log(Level.DEBUG, () -> this + " destroyed");
+        if (LOG.isDebugEnabled()) LOG.debug(this + " destroyed");
         closed.tryEmitEmpty();
     }
 
@@ -834,7 +835,7 @@ public final class ConnectionCore implements Loop.Member {
         try {
             action.run();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, description + ": " + what + " failed", e);
+            LOG.warn(description + ": " + what + " failed", e);
         }
     }
 

@@ -8,7 +8,6 @@ import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -16,6 +15,8 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * A server's shared receive queue on one device: every connection of the listener receives into
@@ -33,7 +34,7 @@ public final class SharedReceiver {
     public static final long RECEIVE = 1L << 63;
     public static final long SHARED = 1L << 62;
     private static final int TAG_MASK = (1 << 30) - 1;
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.srq");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.srq");
     /** Shared receives whose QP is gone still name their SRQ: their buffers go back to it. */
     private static final Map<Integer, SharedReceiver> BY_TAG = new ConcurrentHashMap<>();
     private static final AtomicInteger TAGS = new AtomicInteger();
@@ -152,7 +153,7 @@ public final class SharedReceiver {
                 post(slab, b);
                 return true;
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "re-posting a receive on the SRQ of " + domain.deviceName() + " failed", e);
+                LOG.warn("re-posting a receive on the SRQ of " + domain.deviceName() + " failed", e);
                 return false;
             }
         }
@@ -199,18 +200,18 @@ public final class SharedReceiver {
                 grow = slabs.size() * slabSize + slabSize <= maxBuffers;
                 if (!grow && !exhaustedLogged) {
                     exhaustedLogged = true;
-                    LOG.log(Level.WARNING, "the shared receive queue on " + domain.deviceName() + " is at its maximum of " + maxBuffers
+                    LOG.warn("the shared receive queue on " + domain.deviceName() + " is at its maximum of " + maxBuffers
                             + " buffers and fewer than " + limit + " are posted: the application holds the received messages"
                             + " (release them); senders meet RNR until it does");
                 }
             }
             if (grow) {
                 addSlab();
-                LOG.log(Level.DEBUG, () -> "SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
+                if (LOG.isDebugEnabled()) LOG.debug("SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
             }
             srq.armLimit(limit);
         } else if (e.isFatal()) {
-            LOG.log(Level.ERROR, "the shared receive queue on " + domain.deviceName() + " failed: " + e.name());
+            LOG.error("the shared receive queue on " + domain.deviceName() + " failed: " + e.name());
         }
     }
 
@@ -239,7 +240,7 @@ public final class SharedReceiver {
         try {
             srq.close();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "destroying the SRQ of " + domain.deviceName() + " failed", e);
+            LOG.warn("destroying the SRQ of " + domain.deviceName() + " failed", e);
         }
         stillPosted.forEach(RegisteredBuffer::release);
         slabs.forEach(BufferPool::close);
