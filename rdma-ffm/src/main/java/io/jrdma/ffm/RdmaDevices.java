@@ -121,19 +121,25 @@ public final class RdmaDevices {
         }
     }
 
+    /**
+     * What to do on a kernel without RDMA, in terms of what any host can install: the message goes
+     * into applications' exceptions and logs, so it names no tool of jrdma's own repository.
+     */
+    private static final String WHERE_RDMA_RUNS = "Run on a kernel with RDMA support (a distribution's stock kernel:"
+            + " modprobe ib_uverbs) and rdma-core installed (libibverbs, librdmacm), with an RDMA NIC or a SoftRoCE device"
+            + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <ethernet interface>)";
+
     static String noKernelSupportMessage() {
         return "this kernel has no RDMA support: ibv_get_device_list failed with ENOSYS because "
                 + "/sys/class/infiniband_verbs does not exist (kernel built without CONFIG_INFINIBAND, or the "
-                + "ib_uverbs module is not loaded). Run on a host with an RDMA NIC or SoftRoCE "
-                + "(modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or inside jrdma's lab: lab/softroce";
+                + "ib_uverbs module is not loaded). " + WHERE_RDMA_RUNS;
     }
 
     /** {@return why no device is visible on a kernel that supports RDMA, and what to do about it} */
     public static String noDevicesMessage() {
         if (!Files.isDirectory(Path.of("/sys/class/infiniband_verbs"))) {
             return "this kernel has no RDMA support: /sys/class/infiniband_verbs does not exist (kernel built without"
-                    + " CONFIG_INFINIBAND, or the ib_uverbs module is not loaded). Run on a host with an RDMA NIC or SoftRoCE"
-                    + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or inside jrdma's lab: lab/softroce";
+                    + " CONFIG_INFINIBAND, or the ib_uverbs module is not loaded). " + WHERE_RDMA_RUNS;
         }
         return "no RDMA devices are registered (the kernel supports RDMA)"
                 + ": load a NIC driver, or add a SoftRoCE device: modprobe rdma_rxe; "

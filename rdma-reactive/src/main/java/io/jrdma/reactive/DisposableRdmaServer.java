@@ -6,7 +6,6 @@ import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.core.Inbox;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -20,6 +19,8 @@ import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * A listening server: its accepted connections, and a lifecycle. Take connections with
@@ -27,7 +28,7 @@ import reactor.core.publisher.Sinks;
  * give the server a per-connection function before binding ({@link RdmaServer#handle}).
  */
 public final class DisposableRdmaServer implements Disposable {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
 
     private final Inbox<RdmaConnection> accepted = new Inbox<>(RdmaConnection::dispose);
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;  // null: taken by accept()
@@ -63,7 +64,7 @@ public final class DisposableRdmaServer implements Disposable {
         try {
             work = Objects.requireNonNull(handler.apply(c), "the handler returned null");
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "the handler of " + this + " failed on " + c + "; closing it", e);
+            LOG.warn("the handler of " + this + " failed on " + c + "; closing it", e);
             c.dispose();
             return;
         }
@@ -73,7 +74,7 @@ public final class DisposableRdmaServer implements Disposable {
                     c.dispose();  // the handler is done with it, however it ended
                     if (running[0] != null) handling.remove(running[0]);
                 })
-                .subscribe(null, e -> LOG.log(Level.WARNING, "the handler of " + this + " failed on " + c + "; closing it", e));
+                .subscribe(null, e -> LOG.warn("the handler of " + this + " failed on " + c + "; closing it", e));
         if (!c.isDisposed() && !handling.add(running[0])) running[0].dispose();  // the server was disposed meanwhile
     }
 

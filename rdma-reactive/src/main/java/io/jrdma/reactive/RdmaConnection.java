@@ -28,6 +28,8 @@ import org.reactivestreams.Publisher;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * A connected RC queue pair: every post a {@code Mono}, its completions a {@code Flux}.
@@ -76,7 +78,7 @@ import reactor.core.publisher.Mono;
  * {@link IllegalArgumentException}.
  */
 public final class RdmaConnection implements Disposable {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
 
     private final ConnectionCore core;
     private final ConnectionConfig config;
@@ -664,7 +666,7 @@ public final class RdmaConnection implements Disposable {
     @Override
     public void dispose() {
         untrack();
-        core.close().subscribe(null, e -> LOG.log(System.Logger.Level.WARNING, "closing " + this + " failed", e));
+        core.close().subscribe(null, e -> LOG.warn("closing " + this + " failed", e));
     }
 
     /** True once closing has begun, as {@link #isClosed()}. */

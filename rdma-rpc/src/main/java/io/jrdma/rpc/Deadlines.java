@@ -162,7 +162,7 @@ final class Deadlines {
                 try {
                     t.expire();
                 } catch (RuntimeException e) {
-                    ServerCore.LOG.log(System.Logger.Level.ERROR, "a timeout action failed", e);
+                    ServerCore.LOG.error("a timeout action failed", e);
                 }
             }
         }

@@ -1,7 +1,6 @@
 package io.jrdma.rpc;
 
 import io.jrdma.reactive.DisposableRdmaServer;
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -25,10 +24,10 @@ public final class DisposableRpcServer implements Disposable {
             try {
                 new ServerSession(core, c).start();
             } catch (RuntimeException e) {
-                ServerCore.LOG.log(Level.WARNING, "cannot serve " + c + "; closing it", e);
+                ServerCore.LOG.warn("cannot serve " + c + "; closing it", e);
                 c.close().subscribe();
             }
-        }, e -> ServerCore.LOG.log(Level.WARNING, "the RDMA server stopped accepting", e));
+        }, e -> ServerCore.LOG.warn("the RDMA server stopped accepting", e));
     }
 
     /** {@return the address the server listens on, with the port it picked if it was given 0} */

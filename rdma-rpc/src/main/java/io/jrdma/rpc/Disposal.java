@@ -52,6 +52,6 @@ final class Disposal {
     }
 
     private static void failed(Object what, Throwable e) {
-        ServerCore.LOG.log(System.Logger.Level.WARNING, "disposing " + what + " failed", e);
+        ServerCore.LOG.warn("disposing " + what + " failed", e);
     }
 }

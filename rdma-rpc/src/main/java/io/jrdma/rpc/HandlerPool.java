@@ -155,7 +155,7 @@ final class HandlerPool {
                     try {
                         t.runOn(thread);
                     } catch (RuntimeException e) {
-                        ServerCore.LOG.log(System.Logger.Level.ERROR, "a handler task failed", e);
+                        ServerCore.LOG.error("a handler task failed", e);
                     }
                     t = next();
                 }

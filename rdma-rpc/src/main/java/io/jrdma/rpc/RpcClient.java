@@ -9,7 +9,6 @@ import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +22,8 @@ import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.util.retry.Retry;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Calls functions on an {@link RpcServer} over one RDMA connection.
@@ -52,7 +53,7 @@ import reactor.util.retry.Retry;
  * </ul>
  */
 public final class RpcClient {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.rpc");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.rpc");
     private static final Duration RETRY_BACKOFF = Duration.ofMillis(20);
     private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
     /** Attempt timeouts of every client, swept together (a timer per call costs a thread wake-up each). */
@@ -410,7 +411,7 @@ public final class RpcClient {
             else onSent(m);
         } catch (RuntimeException e) {
             m.release();
-            LOG.log(Level.ERROR, "internal error handling an answer on " + connection, e);
+            LOG.error("internal error handling an answer on " + connection, e);
         }
     }
 
@@ -419,12 +420,12 @@ public final class RpcClient {
         m.release();  // copied out: the RECV goes back before anyone can send on the credit this answer frees
         if (!f.ok()) {
             protocolErrors.increment();
-            LOG.log(Level.WARNING, "unusable answer on " + connection + ": " + f.error());
+            LOG.warn("unusable answer on " + connection + ": " + f.error());
             return;
         }
         if ((f.header().flags() & ResponseHeader.IN_WINDOW) != 0) {
             protocolErrors.increment();
-            LOG.log(Level.WARNING, "an answer in a SEND claims to be in a window on " + connection);
+            LOG.warn("an answer in a SEND claims to be in a window on " + connection);
             return;
         }
         long id = f.header().requestId();

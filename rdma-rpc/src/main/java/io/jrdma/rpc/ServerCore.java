@@ -1,14 +1,15 @@
 package io.jrdma.rpc;
 
-import java.lang.System.Logger.Level;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /** What a running server shares across its connections: functions, idempotency table, handler slots, counters. */
 final class ServerCore {
-    static final System.Logger LOG = System.getLogger("io.jrdma.rpc");
+    static final Logger LOG = Loggers.getLogger("io.jrdma.rpc");
     private static final long LOG_EVERY = 1000;
 
     final FunctionRegistry functions;
@@ -68,9 +69,9 @@ final class ServerCore {
     void logDrop(ServerSession session, String reason) {
         dropped.increment();
         long n = dropped.sum();
-        LOG.log(Level.DEBUG, () -> "dropped a frame from " + session + ": " + reason);
+        if (LOG.isDebugEnabled()) LOG.debug("dropped a frame from " + session + ": " + reason);
         if (n <= 10 || n % LOG_EVERY == 0) {
-            LOG.log(Level.WARNING, "dropped a frame from " + session + ": " + reason + " (" + n + " dropped so far)");
+            LOG.warn("dropped a frame from " + session + ": " + reason + " (" + n + " dropped so far)");
         }
     }
 

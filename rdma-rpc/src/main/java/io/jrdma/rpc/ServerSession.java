@@ -8,7 +8,6 @@ import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -113,7 +112,7 @@ final class ServerSession {
         } catch (RuntimeException e) {
             // a bug must cost one frame, never the session: the subscription would end on a throw
             f.release();
-            ServerCore.LOG.log(Level.ERROR, "internal error handling a frame from " + this, e);
+            ServerCore.LOG.error("internal error handling a frame from " + this, e);
         }
     }
 
@@ -329,7 +328,7 @@ final class ServerSession {
 
     private void reject(long requestId, int maxInline, String reason) {
         core.rejected.increment();
-        ServerCore.LOG.log(Level.DEBUG, () -> "rejected request " + Long.toUnsignedString(requestId) + " from " + this + ": " + reason);
+        if (ServerCore.LOG.isDebugEnabled()) ServerCore.LOG.debug("rejected request " + Long.toUnsignedString(requestId) + " from " + this + ": " + reason);
         sendInline(requestId, RpcStatus.BAD_REQUEST, fit(text(reason), Math.min(maxInline, sendLimit)));
     }
 
@@ -447,7 +446,7 @@ final class ServerSession {
 
     private void undeliverable(Throwable e) {
         core.responseFailures.increment();
-        ServerCore.LOG.log(Level.DEBUG, () -> "an answer to " + this + " was not delivered: " + e);
+        if (ServerCore.LOG.isDebugEnabled()) ServerCore.LOG.debug("an answer to " + this + " was not delivered: " + e);
     }
 
     static byte[] text(String s) {

@@ -78,9 +78,9 @@ record Endpoints(Endpoint server, Endpoint client) {
 
         String advice() {
             return "This @RdmaTest needs an RDMA device, and this host has none usable: " + getMessage() + "\n"
-                    + "Run it where there is RDMA: a host with rdma-core and an RDMA NIC, or SoftRoCE"
-                    + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev eth0), or in jrdma's SoftRoCE lab, from your"
-                    + " project's directory: <jrdma>/lab/softroce --workdir . -- ./mvnw test\n"
+                    + "Run it where there is RDMA: a host with rdma-core and an RDMA NIC or a SoftRoCE device"
+                    + " (modprobe rdma_rxe; rdma link add rxe0 type rxe netdev <ethernet interface>), such as a virtual"
+                    + " machine with a distribution's stock kernel\n"
                     + "To skip such tests instead, set -D" + SKIP_PROPERTY + "=true (or " + SKIP_ENV + "=true).";
         }
     }

@@ -23,10 +23,11 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * After each test everything is closed and checked: a connection left open, or memory still
  * registered (a buffer or a received message never released), fails the test with what leaked.
  *
- * <p>Where the host has no RDMA device, the test fails with a message that says how to run it
- * (on a host with an RDMA NIC or SoftRoCE, or in jrdma's lab: {@code lab/softroce --workdir . --
- * ./mvnw test}). To skip instead, opt in with {@code -Djrdma.test.skipWithoutRdma=true} (or the
- * environment variable {@code JRDMA_TEST_SKIP_WITHOUT_RDMA=true}).
+ * <p>Where the host has no RDMA device, the test fails with a message that says what it needs
+ * (rdma-core, and an RDMA NIC or a SoftRoCE device). From a checkout of jrdma, its SoftRoCE lab
+ * runs any project's tests: {@code <jrdma>/lab/softroce --workdir . -- ./mvnw -o test}. To skip
+ * instead, opt in with {@code -Djrdma.test.skipWithoutRdma=true} (or the environment variable
+ * {@code JRDMA_TEST_SKIP_WITHOUT_RDMA=true}).
  *
  * <p>Addresses: {@code -Djrdma.test.serverAddress=} and {@code -Djrdma.test.clientAddress=} (or
  * {@code RXE_IP_B} / {@code RXE_IP_A}, which the lab sets); otherwise the IPv4 addresses of the

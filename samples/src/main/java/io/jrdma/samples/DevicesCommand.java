@@ -20,16 +20,21 @@ final class DevicesCommand implements Callable<Integer> {
         return print(System.out, System.err);
     }
 
+    /** The library's message stays general; the command runs from a checkout of jrdma, where the lab is. */
+    static final String IN_THE_LAB = "In jrdma's SoftRoCE lab, a virtual machine with two rxe devices: lab/softroce -- bin/rdma devices";
+
     static int print(PrintStream out, PrintStream err) {
         List<DeviceInfo> devices;
         try {
             devices = RdmaDevices.list();
         } catch (RdmaException e) {
             err.println("No RDMA devices: " + e.getMessage());
+            err.println(IN_THE_LAB);
             return 1;
         }
         if (devices.isEmpty()) {
             err.println("No RDMA devices: " + RdmaDevices.noDevicesMessage());
+            err.println(IN_THE_LAB);
             return 1;
         }
         for (DeviceInfo d : devices) {

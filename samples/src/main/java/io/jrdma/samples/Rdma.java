@@ -16,8 +16,11 @@ import picocli.CommandLine.Command;
                 VerifyMode.class, EchoMode.class, LambdaMode.class})
 public final class Rdma {
     public static void main(String[] args) {
-        // jrdma logs through System.Logger, here java.util.logging, whose default is two lines per
-        // record with the class and method: one line, like everything else the command prints
+        // jrdma logs through Reactor's Loggers; without SLF4J, as here, they fall back to a console
+        // logger unless told java.util.logging, whose format the command sets (before Reactor's first
+        // logger is made). Its default is two lines per record with the class and method: one line,
+        // like everything else the command prints.
+        if (System.getProperty(LOG_FALLBACK) == null) System.setProperty(LOG_FALLBACK, "JDK");
         if (System.getProperty(LOG_FORMAT) == null) {
             System.setProperty(LOG_FORMAT, Errors.DEBUG ? "rdma: %4$s %3$s: %5$s%6$s%n" : "rdma: %5$s%n");
         }
@@ -25,6 +28,7 @@ public final class Rdma {
     }
 
     private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
+    private static final String LOG_FALLBACK = "reactor.logging.fallback";
 
     static CommandLine commandLine() {
         return new CommandLine(new Rdma())

@@ -1,7 +1,9 @@
 package io.jrdma.samples;
 
 import static io.jrdma.samples.UserLine.assertReadable;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,10 +11,13 @@ import io.jrdma.ffm.MemoryLockLimitException;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.ffm.SendOpcode;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import reactor.core.publisher.Mono;
@@ -69,6 +74,19 @@ class CliMessagesTest {
         Run r = rdma("devices", "--help");
         assertEquals(0, r.status(), r.err());
         assertTrue(r.out().startsWith("Usage: rdma devices"), r.out());
+    }
+
+    @Test
+    void devicesWithoutRdmaSaysWhatIsMissingInTheLibrarysWordsThenWhereTheLabIs() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = DevicesCommand.print(new PrintStream(out, true, UTF_8), new PrintStream(err, true, UTF_8));
+        Assumptions.assumeTrue(status == 1 && out.size() == 0, "this host has RDMA devices");
+        List<String> lines = err.toString(UTF_8).lines().toList();
+        assertEquals(2, lines.size(), err.toString(UTF_8));
+        assertTrue(lines.get(0).startsWith("No RDMA devices: ") && lines.get(0).contains("modprobe rdma_rxe"), lines.get(0));
+        assertFalse(lines.get(0).matches(".*\\blab\\b.*"), "the library's message names no tool of this repository: " + lines.get(0));
+        assertEquals(DevicesCommand.IN_THE_LAB, lines.get(1));
     }
 
     @Test

@@ -1,7 +1,6 @@
 package io.jrdma.reactive.internal;
 
 import io.jrdma.reactive.LeakReport;
-import java.lang.System.Logger.Level;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 import java.time.Duration;
@@ -13,6 +12,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * The leak detector behind {@link io.jrdma.reactive.LeakDetection}, shaped like Netty's
@@ -27,7 +28,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class Leaks {
     public static final String PROPERTY = "jrdma.leakDetection";
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.leak");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.leak");
     /** Frames a report prints from the creation site; a JUnit or Reactor stack below them says nothing more. */
     private static final int MAX_FRAMES = 24;
     private static final List<String> LIBRARY_FRAMES = List.of("io.jrdma.reactive.memory.BufferPool", "io.jrdma.reactive.memory.RegisteredBuffer",
@@ -198,17 +199,17 @@ public final class Leaks {
         try {
             leak = t.leaked();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "the leak detector failed on a tracked object created at " + t.site().getMessage(), e);
+            LOG.warn("the leak detector failed on a tracked object created at " + t.site().getMessage(), e);
             return;
         }
         if (leak == null) return;
         LeakReport report = new LeakReport(leak.resource(), leak.problem(), leak.outcome(), t.site().getMessage(), t.site().frames());
-        LOG.log(Level.ERROR, () -> report.text(MAX_FRAMES));
+        if (LOG.isErrorEnabled()) LOG.error(report.text(MAX_FRAMES));
         for (Consumer<? super LeakReport> l : LISTENERS) {
             try {
                 l.accept(report);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "a leak listener failed", e);
+                LOG.warn("a leak listener failed", e);
             }
         }
     }

@@ -53,7 +53,7 @@ class ObservabilityTest {
     @BeforeEach
     void record() {
         Metrics.addRegistry(registry);
-        wiretap.setLevel(Level.FINE);  // System.Logger's DEBUG
+        wiretap.setLevel(Level.FINE);  // DEBUG in Reactor's java.util.logging fallback
         wiretap.addHandler(capture);
     }
 

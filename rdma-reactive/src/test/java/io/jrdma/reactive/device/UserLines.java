@@ -15,7 +15,7 @@ import java.util.regex.Pattern;
 /**
  * What a person reads when something goes wrong: one line, without a stack trace, a Java class
  * name, an object's {@code @hash} or the {@code /} {@link java.net.InetSocketAddress} puts before
- * an address. Also catches what a server logs (java.util.logging, the System.Logger default).
+ * an address. Also catches what a server logs (java.util.logging: Reactor's fallback, which the tests' JVMs select).
  */
 final class UserLines implements AutoCloseable {
     private static final Pattern CLASS_NAME = Pattern.compile("\\b(java|javax|jdk|sun|io\\.jrdma|reactor)\\.[a-z]+\\.|Exception\\b|\\w+\\.\\w+\\$");

@@ -25,7 +25,6 @@ import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
-import java.lang.System.Logger.Level;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -41,6 +40,8 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Everything one RC connection is, below its public face, and the one close sequence. Its parts:
@@ -69,7 +70,7 @@ public final class ConnectionCore implements Loop.Member {
         void release();
     }
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
     private static final long RECEIVE = ReceivePath.RECEIVE;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
@@ -161,7 +162,7 @@ public final class ConnectionCore implements Loop.Member {
     public void established(RemoteBuffer peerExposed, byte[] privateData) {
         this.remote = peerExposed;
         this.peerPrivateData = privateData.clone();
-        LOG.log(Level.DEBUG, () -> this + " established");
+        if (LOG.isDebugEnabled()) LOG.debug(this + " established");
     }
 
     /**
@@ -461,7 +462,7 @@ public final class ConnectionCore implements Loop.Member {
 
         @Override
         public void fail(Throwable error) {
-            LOG.log(Level.WARNING, () -> ConnectionCore.this + ": " + error.getMessage());
+            LOG.warn(ConnectionCore.this + ": " + error.getMessage());
             beginClose(error);
         }
 
@@ -533,14 +534,14 @@ public final class ConnectionCore implements Loop.Member {
      */
     public void beginClose(Throwable cause) {
         if (!close.begin(cause)) return;
-        LOG.log(Level.DEBUG, () -> this + " closing: " + cause);
+        if (LOG.isDebugEnabled()) LOG.debug(this + " closing: " + cause);
         sendQueue.close(this::closedError, cause);  // nothing is posted from now on
         // nor received into: a buffer re-posted to the QP in ERR would flush, come back and be re-posted, over and over
         receives.close();
         try {
             teardown.disconnect(qp);  // QP → ERR: every posted WR completes with a flush error
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, () -> this + ": disconnect failed (already in error?): " + e);
+            if (LOG.isDebugEnabled()) LOG.debug(this + ": disconnect failed (already in error?): " + e);
         }
         close.disconnected();
         if (credits != null) credits.closing();
@@ -605,7 +606,7 @@ public final class ConnectionCore implements Loop.Member {
             onDestroyed.clear();
         }
         callbacks.forEach(c -> quietly("a close callback", c));
-        LOG.log(Level.DEBUG, () -> this + " destroyed");
+        if (LOG.isDebugEnabled()) LOG.debug(this + " destroyed");
         closed.tryEmitEmpty();
     }
 
@@ -621,7 +622,7 @@ public final class ConnectionCore implements Loop.Member {
         try {
             action.run();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, description + ": " + what + " failed", e);
+            LOG.warn(description + ": " + what + " failed", e);
         }
     }
 

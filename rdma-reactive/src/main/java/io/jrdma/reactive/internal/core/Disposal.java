@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.Function;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.Loggers;
 
 /** Closing many things at once, and {@code dispose()} that never blocks a thread that must not block. */
 public final class Disposal {
@@ -54,6 +55,6 @@ public final class Disposal {
     }
 
     private static void failed(Object what, Throwable e) {
-        System.getLogger("io.jrdma.reactive").log(System.Logger.Level.WARNING, "disposing " + what + " failed", e);
+        Loggers.getLogger("io.jrdma.reactive").warn("disposing " + what + " failed", e);
     }
 }

@@ -2,12 +2,13 @@ package io.jrdma.reactive.internal.loop;
 
 import io.jrdma.ffm.AsyncEvent;
 import io.jrdma.ffm.Context;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Async events of rdma_cm's device contexts, which every {@code RdmaResources} of the process
@@ -18,7 +19,7 @@ import java.util.function.Consumer;
 final class AsyncEvents {
     private AsyncEvents() {}
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.domain");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.domain");
     private static final Map<Long, Consumer<AsyncEvent>> WATCHERS = new ConcurrentHashMap<>();
     /** Per context: who hears of the device's own events (DEVICE_FATAL): each loop serving the device. */
     private static final Map<Long, Map<Object, Consumer<AsyncEvent>>> DEVICE_WATCHERS = new ConcurrentHashMap<>();
@@ -62,14 +63,14 @@ final class AsyncEvents {
      */
     static void dispatch(Context context, AsyncEvent event) {
         if (event.isDeviceFatal()) {
-            LOG.log(Level.ERROR, context.deviceName() + ": " + event.name() + ": its connections are closed");
+            LOG.error(context.deviceName() + ": " + event.name() + ": its connections are closed");
             Map<Object, Consumer<AsyncEvent>> loops = DEVICE_WATCHERS.get(context.handle().address());
             if (loops != null) loops.values().forEach(w -> deliver(context, event, w));
             return;
         }
         Consumer<AsyncEvent> w = WATCHERS.get(event.elementAddress());
         if (w == null) {
-            LOG.log(Level.DEBUG, () -> context.deviceName() + ": " + event.name() + " (nobody watches it)");
+            if (LOG.isDebugEnabled()) LOG.debug(context.deviceName() + ": " + event.name() + " (nobody watches it)");
             return;
         }
         deliver(context, event, w);
@@ -79,7 +80,7 @@ final class AsyncEvents {
         try {
             watcher.accept(event);
         } catch (RuntimeException ex) {
-            LOG.log(Level.WARNING, "handling " + event.name() + " on " + context.deviceName() + " failed", ex);
+            LOG.warn("handling " + event.name() + " on " + context.deviceName() + " failed", ex);
         }
     }
 }

@@ -10,11 +10,12 @@ import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * One device of an {@code RdmaResources}: its context (rdma_cm's own, so rdma_cm connections and
@@ -23,7 +24,7 @@ import java.util.function.Consumer;
  * routed to whoever watches the object they concern.
  */
 public final class DeviceDomain implements MemoryDomain {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.domain");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.domain");
 
     private final Context context;
     private final ProtectionDomain pd;
@@ -144,7 +145,7 @@ public final class DeviceDomain implements MemoryDomain {
         try {
             pd.close();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "closing the protection domain of " + deviceName() + " failed", e);
+            LOG.warn("closing the protection domain of " + deviceName() + " failed", e);
         }
     }
 

@@ -8,7 +8,6 @@ import io.jrdma.ffm.Wakeup;
 import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.PollingMode;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,6 +26,8 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * One poller thread serving many connections: for each device it serves, a completion channel
@@ -70,7 +71,7 @@ public final class Loop implements Executor {
         PollingMode pollingMode();
     }
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.loop");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.loop");
     private static final int POLL_BATCH = 32;
     private static final int ADAPTIVE_SPINS = 2_000;
     /**
@@ -277,7 +278,7 @@ public final class Loop implements Executor {
         try {
             c.cq.close();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "destroying an empty shared CQ failed", e);
+            LOG.warn("destroying an empty shared CQ failed", e);
         }
     }
 
@@ -387,7 +388,7 @@ public final class Loop implements Executor {
                 idle = 0;
             }
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, name + " stopped on an unexpected error; its connections are closed", t);
+            LOG.error(name + " stopped on an unexpected error; its connections are closed", t);
             failMembers(t);
         } finally {
             closeAll();
@@ -400,7 +401,7 @@ public final class Loop implements Executor {
             try {
                 task.run();
             } catch (Throwable t) {
-                LOG.log(Level.ERROR, "a task on " + name + " failed", t);
+                LOG.error("a task on " + name + " failed", t);
             }
         }
     }
@@ -451,7 +452,7 @@ public final class Loop implements Executor {
             try {
                 m.afterBatch();
             } catch (Throwable t) {
-                LOG.log(Level.ERROR, "posting after a poll batch on " + name + " failed; closing its connection", t);
+                LOG.error("posting after a poll batch on " + name + " failed; closing its connection", t);
                 m.fail(t);
             }
         }
@@ -467,7 +468,7 @@ public final class Loop implements Executor {
         try {
             m.onCompletion(wcs, i);
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, "dispatching a completion on " + name + " failed; closing its connection", t);
+            LOG.error("dispatching a completion on " + name + " failed; closing its connection", t);
             m.fail(t);
         }
     }
@@ -481,7 +482,7 @@ public final class Loop implements Executor {
                 try {
                     m.destroy();
                 } catch (Throwable t) {
-                    LOG.log(Level.ERROR, "destroying a connection on " + name + " failed", t);
+                    LOG.error("destroying a connection on " + name + " failed", t);
                 }
             }
         }
@@ -587,7 +588,7 @@ public final class Loop implements Executor {
             try {
                 d.channel.close();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "closing a completion channel of " + name + " failed", e);
+                LOG.warn("closing a completion channel of " + name + " failed", e);
             }
         }
         pollSet.close();

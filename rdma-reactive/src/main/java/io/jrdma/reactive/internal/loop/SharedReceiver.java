@@ -8,7 +8,6 @@ import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -17,6 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntConsumer;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * A server's shared receive queue on one device: every connection of the listener receives into
@@ -34,7 +35,7 @@ public final class SharedReceiver {
     public static final long RECEIVE = 1L << 63;
     public static final long SHARED = 1L << 62;
     private static final int TAG_MASK = (1 << 30) - 1;
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.srq");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.srq");
     /** Shared receives whose QP is gone still name their SRQ: their buffers go back to it. */
     private static final Map<Integer, SharedReceiver> BY_TAG = new ConcurrentHashMap<>();
     private static final AtomicInteger TAGS = new AtomicInteger();
@@ -170,7 +171,7 @@ public final class SharedReceiver {
             try {
                 post(slab, b);
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "re-posting a receive on the SRQ of " + domain.deviceName() + " failed", e);
+                LOG.warn("re-posting a receive on the SRQ of " + domain.deviceName() + " failed", e);
                 return false;
             }
         }
@@ -219,7 +220,7 @@ public final class SharedReceiver {
                 grow = (slabsPlanned + 1) * slabSize <= maxBuffers;
                 if (!grow && !exhaustedLogged) {
                     exhaustedLogged = true;
-                    LOG.log(Level.WARNING, "the shared receive queue on " + domain.deviceName() + " is at its maximum of " + maxBuffers
+                    LOG.warn("the shared receive queue on " + domain.deviceName() + " is at its maximum of " + maxBuffers
                             + " buffers and fewer than " + limit + " are posted: the application holds the received messages"
                             + " (release them); senders meet RNR until it does");
                 }
@@ -227,11 +228,11 @@ public final class SharedReceiver {
             int added = grow ? grow() : 0;
             if (added > 0) {
                 postedMore.accept(added);
-                LOG.log(Level.DEBUG, () -> "SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
+                if (LOG.isDebugEnabled()) LOG.debug("SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
             }
             srq.armLimit(limit);
         } else if (e.isFatal()) {
-            LOG.log(Level.ERROR, "the shared receive queue on " + domain.deviceName() + " failed: " + e.name());
+            LOG.error("the shared receive queue on " + domain.deviceName() + " failed: " + e.name());
         }
     }
 
@@ -260,7 +261,7 @@ public final class SharedReceiver {
         try {
             srq.close();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "destroying the SRQ of " + domain.deviceName() + " failed", e);
+            LOG.warn("destroying the SRQ of " + domain.deviceName() + " failed", e);
         }
         stillPosted.forEach(RegisteredBuffer::release);
         slabs.forEach(BufferPool::close);

@@ -16,6 +16,8 @@ import java.util.WeakHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Records to Micrometer's global registry. One instance per registry (meters are looked up once
@@ -23,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReferenceArray;
  * counter increment and a timer update, no allocation.
  */
 final class MicrometerObserver implements Observer {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.metrics");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.metrics");
     private static final int OPCODES = WcOpcode.values().length, STATUSES = WcStatus.values().length;
     private static final Set<Loop> WATCHED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
     // after the sizes above, which its arrays need
@@ -83,7 +85,7 @@ final class MicrometerObserver implements Observer {
             }
         } catch (RuntimeException e) {
             broken = true;
-            LOG.log(System.Logger.Level.WARNING, "the meter registry refused jrdma's meters; jrdma records no more metrics", e);
+            LOG.warn("the meter registry refused jrdma's meters; jrdma records no more metrics", e);
         }
     }
 

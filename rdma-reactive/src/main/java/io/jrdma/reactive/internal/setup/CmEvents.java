@@ -7,7 +7,6 @@ import io.jrdma.ffm.EventChannel;
 import io.jrdma.ffm.PortSpace;
 import io.jrdma.ffm.RdmaTimeoutException;
 import io.jrdma.ffm.Wakeup;
-import java.lang.System.Logger.Level;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -16,6 +15,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * One rdma_cm event channel and one thread for every id of an {@code RdmaResources}: listeners,
@@ -30,7 +31,7 @@ public final class CmEvents implements Executor {
         void onEvent(CmEvent event);
     }
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.cm");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.cm");
     /** How long the thread sleeps between checks; tasks and events wake it at once. */
     private static final Duration WAIT = Duration.ofSeconds(5);
 
@@ -84,7 +85,7 @@ public final class CmEvents implements Executor {
         try {
             id.close();
         } catch (RuntimeException e) {
-            LOG.log(Level.WARNING, "destroying an rdma_cm id failed", e);
+            LOG.warn("destroying an rdma_cm id failed", e);
         }
     }
 
@@ -111,7 +112,7 @@ public final class CmEvents implements Executor {
                 if (e != null) dispatch(e);
             }
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, name + " stopped on an unexpected error: connections set up through it no longer see"
+            LOG.error(name + " stopped on an unexpected error: connections set up through it no longer see"
                     + " disconnects", t);
         } finally {
             List<CmId> left = List.copyOf(handlers.keySet());
@@ -120,13 +121,13 @@ public final class CmEvents implements Executor {
                 try {
                     id.close();
                 } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "destroying an rdma_cm id failed", e);
+                    LOG.warn("destroying an rdma_cm id failed", e);
                 }
             }
             try {
                 channel.close();
             } catch (RuntimeException e) {
-                LOG.log(Level.WARNING, "closing the rdma_cm event channel failed", e);
+                LOG.warn("closing the rdma_cm event channel failed", e);
             }
             wakeup.close();
             stopped.tryEmitEmpty();
@@ -139,7 +140,7 @@ public final class CmEvents implements Executor {
             try {
                 task.run();
             } catch (Throwable t) {
-                LOG.log(Level.ERROR, "an rdma_cm task failed", t);
+                LOG.error("an rdma_cm task failed", t);
             }
         }
     }
@@ -150,13 +151,13 @@ public final class CmEvents implements Executor {
         if (h == null) {
             // a request for a listener that is gone: destroying its new id refuses it
             if (e.type() == CmEventType.CONNECT_REQUEST && e.id() != null) e.id().close();
-            LOG.log(Level.TRACE, () -> "rdma_cm event " + e.type() + " for an id nobody handles");
+            if (LOG.isTraceEnabled()) LOG.trace("rdma_cm event " + e.type() + " for an id nobody handles");
             return;
         }
         try {
             h.onEvent(e);
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, "handling rdma_cm event " + e.type() + " failed", t);
+            LOG.error("handling rdma_cm event " + e.type() + " failed", t);
         }
     }
 

@@ -13,12 +13,13 @@ import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
 import java.util.Optional;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * The passive side of rdma_cm on the resources' event thread: accepts or rejects (with the reason,
@@ -27,7 +28,7 @@ import reactor.core.publisher.Sinks;
  * first) and routes DISCONNECTED to it.
  */
 final class CmListen extends Listener implements CmEvents.Handler {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
 
     private final CmEvents events;
     private CmId listenId;
@@ -76,7 +77,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
     @Override
     public void onEvent(CmEvent e) {
         if (e.type() == CmEventType.CONNECT_REQUEST) onConnectRequest(e);
-        else LOG.log(Level.DEBUG, () -> "listener " + SetupMessages.address(address) + ": " + e.type());
+        else if (LOG.isDebugEnabled()) LOG.debug("listener " + SetupMessages.address(address) + ": " + e.type());
     }
 
     private void onConnectRequest(CmEvent e) {
@@ -123,7 +124,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             } else {
                 AcceptDecision decision = decide(peer, e.privateData(), core);
                 if (decision instanceof AcceptDecision.Reject r) {
-                    LOG.log(Level.INFO, "rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+                    LOG.info("rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
                             + ": " + r.reason());
                     byte[] reason = r.bytes();
                     id.reject(Arrays.copyOf(reason, Math.min(reason.length, CmId.MAX_PRIVATE_DATA_REJECT)));
@@ -142,7 +143,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             try {
                 id.reject(SetupMessages.rejectBytes(SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES), SetupMessages.CM_REJECT_BYTES));
             } catch (RuntimeException notAnyMore) {
-                LOG.log(Level.DEBUG, () -> "rejecting " + SetupMessages.address(peer) + " failed: " + notAnyMore.getMessage());
+                if (LOG.isDebugEnabled()) LOG.debug("rejecting " + SetupMessages.address(peer) + " failed: " + notAnyMore.getMessage());
             }
             core.abort(ex);
         }
@@ -155,7 +156,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             return d == null ? AcceptDecision.reject("the server's accept function returned nothing") : d;
         } catch (RuntimeException e) {
             // the application's own code: its stack trace is what its developer needs
-            LOG.log(Level.WARNING, "the accept function failed for " + SetupMessages.address(peer) + " on " + SetupMessages.address(address), e);
+            LOG.warn("the accept function failed for " + SetupMessages.address(peer) + " on " + SetupMessages.address(address), e);
             return AcceptDecision.reject("the server's accept function failed: " + SetupMessages.text(e));
         }
     }
@@ -164,13 +165,13 @@ final class CmListen extends Listener implements CmEvents.Handler {
     private void logRefused(InetSocketAddress peer, RuntimeException ex) {
         String line = "could not accept a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
                 + ", rejected it: " + SetupMessages.text(ex);
-        if (SetupMessages.expected(ex)) LOG.log(Level.WARNING, line);
-        else LOG.log(Level.WARNING, line, ex);
+        if (SetupMessages.expected(ex)) LOG.warn(line);
+        else LOG.warn(line, ex);
     }
 
     /** Turns a request away for a reason of the peer's making, logged at INFO (with {@code serverHint} for the operator). */
     private void reject(CmId id, InetSocketAddress peer, String reason, String serverHint) {
-        LOG.log(Level.INFO, "rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+        LOG.info("rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
                 + ": " + reason + serverHint);
         reject(id, reason);
     }
@@ -180,7 +181,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
         try {
             id.reject(SetupMessages.rejectBytes(reason, SetupMessages.CM_REJECT_BYTES));
         } catch (RuntimeException e) {
-            LOG.log(Level.DEBUG, () -> "rejecting a connect request failed: " + e.getMessage());
+            if (LOG.isDebugEnabled()) LOG.debug("rejecting a connect request failed: " + e.getMessage());
         } finally {
             id.close();
         }

@@ -9,7 +9,6 @@ import io.jrdma.reactive.internal.core.SharedCredits;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -21,6 +20,8 @@ import java.util.Optional;
 import java.util.Set;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * What both listeners share: the connections they accepted, and what a server shares among them
@@ -29,7 +30,7 @@ import reactor.core.publisher.Sinks;
  * be destroyed while a QP uses it; an exposed region must stay until no QP can reach it).
  */
 public abstract class Listener {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
 
     final ResourcesCore resources;
     final ServerSettings settings;
@@ -139,7 +140,7 @@ public abstract class Listener {
         }
         resources.untrack(this);
         if (none) releaseShared();
-        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.log(Level.WARNING, "closing " + this + " failed", e));
+        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.warn("closing " + this + " failed", e));
         Mono<Void> done;
         synchronized (this) {
             done = closed;

@@ -12,7 +12,6 @@ import io.jrdma.reactive.OutOfBandExchange;
 import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
-import java.lang.System.Logger.Level;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
 import java.util.Optional;
@@ -21,6 +20,8 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeoutException;
 import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Setup with an exchange the application performs itself ({@link OutOfBandExchange}): the QP is
@@ -30,7 +31,7 @@ import reactor.core.publisher.Mono;
  * application's {@code Mono} runs.
  */
 final class OutOfBandSetup {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.tcp");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.tcp");
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -115,7 +116,7 @@ final class OutOfBandSetup {
             QueuePair qp = core.queuePair();
             qp.modifyToRtr(Parameters.rtr(config, new QueuePairAddress(peer.qpNumber(), peer.psn(), peer.lid(), peer.gid()), gid.index(), mtu));
             qp.modifyToRts(Parameters.rts(config, psn));
-            LOG.log(Level.DEBUG, () -> core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
+            if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
                     + " (PSN " + peer.psn() + ", path MTU " + mtu + ")");
             inProgress = Mono.defer(() -> exchange.ready(peer)).timeout(config.connectTimeout())
                     .subscribe(v -> { }, e -> thread.execute(() -> fail(e)), () -> thread.execute(() -> established(peer)));

@@ -11,12 +11,14 @@ import io.jrdma.ffm.RnrNakTimer;
 import io.jrdma.ffm.RtrAttributes;
 import io.jrdma.ffm.RtsAttributes;
 import io.jrdma.reactive.ConnectionConfig;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /** A configuration's connection parameters, as rdma_cm takes them and as a hand-driven QP is programmed with them. */
 final class Parameters {
     private Parameters() {}
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.connection");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
 
     /** ACK timeout 4.096 µs × 2^14 ≈ 67 ms, rdma_cm's usual. */
     private static final int ACK_TIMEOUT = 14;
@@ -56,7 +58,7 @@ final class Parameters {
         try {
             qp.modify(new QpAttributes().minRnrTimer(code));
         } catch (RdmaException | IllegalStateException e) {
-            LOG.log(System.Logger.Level.WARNING, () -> connection + ": could not set the RNR NAK delay to " + RnrNakTimer.delay(code)
+            if (LOG.isWarnEnabled()) LOG.warn(connection + ": could not set the RNR NAK delay to " + RnrNakTimer.delay(code)
                     + "; a SEND that finds no receive posted waits rdma_cm's 655 ms before its retry: " + e.getMessage());
         }
     }

@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.setup;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.System.Logger.Level;
 import java.nio.channels.CancelledKeyException;
 import java.nio.channels.SelectableChannel;
 import java.nio.channels.SelectionKey;
@@ -14,6 +13,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * One selector and one thread for every socket of the TCP setup path of an
@@ -30,7 +31,7 @@ public final class TcpEvents implements Executor {
         void onFailure(Throwable error);
     }
 
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.tcp");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.tcp");
 
     private final String name;
     private final Selector selector;
@@ -110,7 +111,7 @@ public final class TcpEvents implements Executor {
                 }
             }
         } catch (Throwable t) {
-            LOG.log(Level.ERROR, name + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", t);
+            LOG.error(name + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", t);
         } finally {
             for (SelectionKey key : selector.keys()) {
                 try {
@@ -122,7 +123,7 @@ public final class TcpEvents implements Executor {
             try {
                 selector.close();
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "closing the selector failed", e);
+                LOG.warn("closing the selector failed", e);
             }
             stopped.tryEmitEmpty();
         }
@@ -134,7 +135,7 @@ public final class TcpEvents implements Executor {
             try {
                 task.run();
             } catch (Throwable t) {
-                LOG.log(Level.ERROR, "a TCP setup task failed", t);
+                LOG.error("a TCP setup task failed", t);
             }
         }
     }

@@ -12,7 +12,6 @@ import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -25,6 +24,8 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Connection setup without rdma_cm, on the resources' selector thread: QPN, GID, PSN and
@@ -44,8 +45,8 @@ import reactor.core.scheduler.Schedulers;
  * receive. After setup the socket carries nothing; its end (EOF or an error) means the peer is gone.
  */
 final class TcpHandshake implements TcpEvents.Handler {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.tcp");
-    private static final System.Logger SERVER_LOG = System.getLogger("io.jrdma.reactive.server");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.tcp");
+    private static final Logger SERVER_LOG = Loggers.getLogger("io.jrdma.reactive.server");
     private static final SecureRandom RANDOM = new SecureRandom();
     static final int HELLO = QueuePairAddress.WIRE_SIZE + ConnectionDescriptor.SIZE;
     private static final byte READY = 'R';
@@ -307,7 +308,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         QueuePair qp = core.queuePair();
         qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));
-        LOG.log(Level.DEBUG, () -> core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(theirAddress.qpNumber())
+        if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(theirAddress.qpNumber())
                 + " (PSN " + theirAddress.psn() + ", path MTU 1024)");
         phase = Phase.READY;
         in.clear().limit(1);
@@ -381,9 +382,9 @@ final class TcpHandshake implements TcpEvents.Handler {
         String line = (failure == null ? "rejected a TCP connection from " : "could not accept a TCP connection from ")
                 + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address())
                 + (failure == null ? ": " + reason : ", rejected it: " + SetupMessages.text(failure)) + serverHint;
-        if (failure == null) SERVER_LOG.log(Level.INFO, line);
-        else if (SetupMessages.expected(failure)) SERVER_LOG.log(Level.WARNING, line);
-        else SERVER_LOG.log(Level.WARNING, line, failure);
+        if (failure == null) SERVER_LOG.info(line);
+        else if (SetupMessages.expected(failure)) SERVER_LOG.warn(line);
+        else SERVER_LOG.warn(line, failure);
         byte[] bytes = SetupMessages.rejectBytes(reason, SetupMessages.TCP_REJECT_BYTES);
         phase = Phase.REJECTED;
         in.clear();
@@ -433,10 +434,12 @@ final class TcpHandshake implements TcpEvents.Handler {
             callback.failed(reported);
         } else if (was == Phase.HELLO && in.position() == 0 && !(t instanceof ConnectionException.Timeout)) {
             // a port probe (a health check, a scan): nothing to tell anyone
-            LOG.log(Level.DEBUG, () -> "TCP setup with " + SetupMessages.address(remote) + " ended before its hello: " + reported.getMessage());
+            if (LOG.isDebugEnabled()) LOG.debug("TCP setup with " + SetupMessages.address(remote) + " ended before its hello: " + reported.getMessage());
         } else {
-            SERVER_LOG.log(SetupMessages.expected(reported) ? Level.INFO : Level.WARNING, "TCP setup with " + SetupMessages.address(remote)
-                    + " on " + SetupMessages.address(listener.address()) + " failed: " + SetupMessages.text(reported));
+            String line = "TCP setup with " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address())
+                    + " failed: " + SetupMessages.text(reported);
+            if (SetupMessages.expected(reported)) SERVER_LOG.info(line);
+            else SERVER_LOG.warn(line);
         }
     }
 

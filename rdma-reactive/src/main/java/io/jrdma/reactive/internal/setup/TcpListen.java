@@ -6,7 +6,6 @@ import io.jrdma.ffm.RdmaLibraryUnavailableException;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.ResourcesCore;
 import java.io.IOException;
-import java.lang.System.Logger.Level;
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.StandardSocketOptions;
@@ -15,10 +14,12 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /** The TCP path's listening socket on the selector thread: each accepted socket becomes a {@link TcpHandshake}. */
 final class TcpListen extends Listener implements TcpEvents.Handler {
-    private static final System.Logger LOG = System.getLogger("io.jrdma.reactive.server");
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
 
     private final TcpEvents events;
     private ServerSocketChannel server;
@@ -94,7 +95,7 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
 
     @Override
     public void onFailure(Throwable error) {
-        LOG.log(Level.WARNING, "the TCP listener on " + SetupMessages.address(address) + " failed; it stops accepting: "
+        LOG.warn("the TCP listener on " + SetupMessages.address(address) + " failed; it stops accepting: "
                 + SetupMessages.text(error), error);
         closeServer();
     }
@@ -118,7 +119,7 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
             try {
                 events.deregisterClosed();
             } catch (IOException e) {
-                LOG.log(Level.WARNING, "releasing the listening socket " + SetupMessages.address(address) + " failed: " + e.getMessage());
+                LOG.warn("releasing the listening socket " + SetupMessages.address(address) + " failed: " + e.getMessage());
             }
             stopped.tryEmitEmpty();
         });
