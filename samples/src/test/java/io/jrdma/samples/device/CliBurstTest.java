@@ -43,7 +43,7 @@ class CliBurstTest {
                     long t0 = System.nanoTime();
                     for (int i = 1; i <= CLIENTS; i++) {
                         // --timeout: a connect may wait for the other JVMs' start on the busy CPUs, not for the server
-                        burst.add(RdmaProcess.start("client " + i, "hello from client " + i + "\n", "send", SERVER_IP, "--bind", CLIENT_IP,
+                        burst.add(RdmaProcess.startLean("client " + i, "hello from client " + i + "\n", "send", SERVER_IP, "--bind", CLIENT_IP,
                                 "-p", port, "--timeout", burstTimeout));
                     }
                     for (RdmaProcess c : burst) {
