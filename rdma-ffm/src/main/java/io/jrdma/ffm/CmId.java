@@ -181,6 +181,36 @@ public final class CmId extends NativeResource {
     }
 
     /**
+     * Whether the connection behind this id is still being set up (or established), asked without
+     * creating anything: rdma_cm's {@code rdma_init_qp_attr} for INIT, which the kernel's IB CM
+     * answers only in those states. A CONNECT_REQUEST id whose client gave up (its connect timed
+     * out, it was killed or closed its id: its CM sent a REJ) has left them, and every step of
+     * accepting it would fail with EINVAL, {@link #createQueuePair} first; a listener checks
+     * before it spends a QP and registered memory on a request nobody waits for any more.
+     *
+     * @return false when the IB CM has left the setup (EINVAL); true otherwise
+     * @throws VerbsException when the call fails for another reason
+     */
+    public boolean isConnectionAlive() {
+        checkOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment attr = arena.allocate(Verbs.ibv_qp_attr);
+            Verbs.ibv_qp_attr_qp_state.set(attr, Verbs.IBV_QPS_INIT);
+            MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
+            MemorySegment errno = Native.errnoBuffer();
+            int rc = (int) rdma_init_qp_attr.invokeExact(errno, id, attr, mask);
+            if (rc == 0) return true;
+            int e = Native.errno(errno);
+            if (e == EINVAL) return false;
+            throw new VerbsException("rdma_init_qp_attr", e);
+        } catch (Throwable t) {
+            throw Native.rethrow(t);
+        }
+    }
+
+    private static final int EINVAL = 22;
+
+    /**
      * Starts connecting; then await ESTABLISHED (or a typed CmException).
      *
      * @param parameters READ depths, retry counts and at most {@link #MAX_PRIVATE_DATA_CONNECT}

@@ -44,10 +44,26 @@ public class WorkCompletionException extends RdmaException {
      */
     public WorkCompletionException(WcStatus status, long wrId, @Nullable WcOpcode opcode, int qpNumber, int vendorError,
                                    @Nullable String detail) {
-        super(status + " (" + status.description() + ") on QP 0x" + Integer.toHexString(qpNumber) + ", wr_id " + wrId
+        this(status + " (" + status.description() + ") on QP 0x" + Integer.toHexString(qpNumber) + ", wr_id " + wrId
                 + (opcode == null ? ", opcode unknown (not reported for failed completions)" : ", opcode " + opcode)
                 + ", vendor_err 0x" + Integer.toHexString(vendorError)
-                + (detail == null ? "" : ": " + detail));
+                + (detail == null ? "" : ": " + detail), status, wrId, opcode, qpNumber, vendorError);
+    }
+
+    /**
+     * A failed completion whose message a higher layer words itself, in terms of what happened
+     * (the peer left, say) rather than the verbs status; the status, wr_id, opcode, QP number and
+     * vendor error stay readable here for code and logs.
+     *
+     * @param message     the whole message
+     * @param status      the completion's status
+     * @param wrId        the wr_id of the failed work request
+     * @param opcode      the opcode the caller posted, or null when unknown
+     * @param qpNumber    the local QP the work request was posted on
+     * @param vendorError the completion's vendor_err
+     */
+    protected WorkCompletionException(String message, WcStatus status, long wrId, @Nullable WcOpcode opcode, int qpNumber, int vendorError) {
+        super(message);
         this.status = status;
         this.wrId = wrId;
         this.opcode = opcode;

@@ -15,6 +15,25 @@ public class RdmaOperationException extends WorkCompletionException {
         super(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), wc.vendorError(), detail);
     }
 
+    /** With a message in the terms of what happened; the verbs details stay on the accessors. */
+    RdmaOperationException(String sentence, WorkCompletion wc) {
+        super(sentence, wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), wc.vendorError());
+    }
+
+    /** {@code RDMA_READ} as a sentence names it: "the RDMA READ". */
+    static String operation(@Nullable WcOpcode opcode) {
+        if (opcode == null) return "a work request";
+        return switch (opcode) {
+            case SEND -> "the SEND";
+            case RDMA_WRITE -> "the RDMA WRITE";
+            case RDMA_READ -> "the RDMA READ";
+            case COMP_SWAP -> "the compare-and-swap";
+            case FETCH_ADD -> "the fetch-and-add";
+            case RECV, RECV_RDMA_WITH_IMM -> "a posted receive";
+            default -> "a work request";
+        };
+    }
+
     /**
      * The typed exception for a failed completion; {@code posted} names what was posted (a failed completion's opcode is undefined).
      *
@@ -90,12 +109,20 @@ public class RdmaOperationException extends WorkCompletionException {
 
     /**
      * The QP went to error (connection closed or failed) before this request executed; the cause,
-     * when known, is why, and the message says it too.
+     * when known, is why. Then the message is one sentence in those terms, which request did not
+     * run and who or what closed the connection ("the RDMA READ did not run: the connection closed
+     * first: rdma_cm 10.77.0.1:40000 -> 10.77.0.2:7471: the peer disconnected"): a request flushed
+     * because the peer left is news of the peer, not of verbs. {@link #status()}, {@link #wrId()},
+     * {@link #qpNumber()} and {@link #vendorError()} still say what the completion said.
      */
     public static final class FlushedException extends RdmaOperationException {
         FlushedException(WorkCompletion wc, @Nullable String why) {
-            super(wc, why == null ? "flushed: the connection closed or failed before the request executed"
-                    : "flushed: the connection closed before the request executed, because: " + why);
+            super(why == null ? flushedWithoutCause(wc) : operation(wc.opcode()) + " did not run: the connection closed first: " + why, wc);
+        }
+
+        private static String flushedWithoutCause(WorkCompletion wc) {
+            return new WorkCompletionException(wc.status(), wc.wrId(), wc.opcode(), wc.qpNumber(), wc.vendorError(),
+                    "flushed: the connection closed or failed before the request executed").getMessage();
         }
     }
 }

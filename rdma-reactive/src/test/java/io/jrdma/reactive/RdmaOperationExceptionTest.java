@@ -48,8 +48,16 @@ class RdmaOperationExceptionTest {
         WorkCompletion flush = new WorkCompletion(7, WcStatus.IBV_WC_WR_FLUSH_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0);
         RdmaOperationException flushed = RdmaOperationException.of(flush, WcOpcode.RDMA_READ, gone);
         assertSame(gone, flushed.getCause());
-        assertTrue(flushed.getMessage().endsWith("flushed: the connection closed before the request executed, because: rdma_cm"
-                + " 10.77.0.1:0 -> 10.77.0.2:7471: the peer disconnected"), flushed.getMessage());
+        // who left and what did not run, in one sentence; the verbs details on the accessors, not in it
+        assertEquals("the RDMA READ did not run: the connection closed first: rdma_cm 10.77.0.1:0 -> 10.77.0.2:7471: the peer disconnected",
+                flushed.getMessage());
+        assertEquals(WcStatus.IBV_WC_WR_FLUSH_ERR, flushed.status());
+        assertEquals(7, flushed.wrId());
+        assertEquals(WcOpcode.RDMA_READ, flushed.opcode());
+        assertEquals(0x11, flushed.qpNumber());
+        assertEquals(0, flushed.vendorError());
+        assertTrue(RdmaOperationException.of(flush, WcOpcode.SEND).getMessage().startsWith("IBV_WC_WR_FLUSH_ERR"),
+                "without a known cause the completion is all there is to tell");
         WorkCompletion refused = new WorkCompletion(8, WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 0);
         RdmaOperationException remote = RdmaOperationException.of(refused, WcOpcode.RDMA_READ, gone);
         assertTrue(remote.getMessage().startsWith("IBV_WC_REM_ACCESS_ERR"), remote.getMessage());

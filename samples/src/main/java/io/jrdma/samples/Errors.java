@@ -22,6 +22,21 @@ final class Errors {
         return describe(t, null, null);
     }
 
+    /** Whether {@code t} failed because the peer closed the connection (disconnected: it stopped, or its process ended). */
+    static boolean peerClosed(Throwable t) {
+        for (Throwable c = Exceptions.unwrap(t); c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof ConnectionException.Closed closed) return closed.isOrderly();
+        }
+        return false;
+    }
+
+    private static boolean causedBy(Throwable e, Class<? extends Throwable> type) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (type.isInstance(t)) return true;
+        }
+        return false;
+    }
+
     /**
      * @param timeoutSeconds the run's --timeout, or null when the command has none
      * @param size           the run's --size, or null
@@ -41,7 +56,8 @@ final class Errors {
                     + (o.wasPosted() ? ": the other side stopped responding (gone, or its link is down)"
                             : ": too many operations in flight");
         }
-        if (e instanceof MemoryLockLimitException && size != null) {
+        if (size != null && causedBy(e, MemoryLockLimitException.class)) {
+            // a failed connect wraps it: the option that asked for the memory is named either way
             return message + " (each connection registers " + 2 * ModeOptions.BUFFERS + " x --size " + size + " bytes)";
         }
         if (e instanceof ConnectionException.Closed) return "the connection ended: " + message;

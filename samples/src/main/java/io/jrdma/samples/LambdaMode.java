@@ -14,6 +14,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -92,6 +93,11 @@ final class LambdaMode implements Callable<Integer> {
                 .block(options.timeout().plusSeconds(5));
         // not session.connected(): its "server went away" watcher would mistake our own close for the server's
         session.out.printf("rdma lambda: connected to %s:%d over %s%n", options.server, options.port, options.transportName());
+        AtomicBoolean ending = new AtomicBoolean();
+        // the server may go while we wait for input: say so and exit then, not at the next line
+        rpc.onClose().subscribe(null, null, () -> {
+            if (!ending.get()) session.serverGone("lambda", true);
+        });
         try {
             BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
             int status = 0;
@@ -103,6 +109,10 @@ final class LambdaMode implements Callable<Integer> {
                 // one bad line is reported and the session goes on: the next call is as good as ever
                 try {
                     session.out.println(fn + "(" + shown(arg) + ") = " + invoke(rpc, fn, arg));
+                } catch (RpcException.ConnectionLost e) {
+                    // no later call can do better: one line, not one per line of input left
+                    session.serverGone("lambda", false);
+                    return 1;
                 } catch (IllegalArgumentException | RpcException e) {
                     session.out.println(fn + "(" + shown(arg) + ") failed: " + why(fn, arg, e));
                     status = 1;
@@ -110,6 +120,7 @@ final class LambdaMode implements Callable<Integer> {
             }
             return status;
         } finally {
+            ending.set(true);
             rpc.close().block(options.timeout());
         }
     }
@@ -136,6 +147,10 @@ final class LambdaMode implements Callable<Integer> {
             try {
                 values[i] = Long.parseLong(words[i]);
             } catch (NumberFormatException e) {
+                if (words[i].matches("[+-]?\\d+")) {
+                    throw new IllegalArgumentException(words[i] + " is beyond the 64-bit range: sum adds whole numbers from "
+                            + Long.MIN_VALUE + " to " + Long.MAX_VALUE);
+                }
                 throw new IllegalArgumentException("\"" + words[i] + "\" is not a whole number: sum adds whole numbers separated by"
                         + " spaces, e.g. sum 1 2 3");
             }

@@ -61,7 +61,7 @@ final class ModeOptions {
             + " (the classic WRITE/READ samples' layout, rping's). For verify and write-imm.")
     boolean cPeer;
 
-    @Option(names = "--keep-serving", description = "Server: serve clients one after another until stopped (default: exit after one).")
+    @Option(names = "--keep-serving", description = "Server: serve every client that comes, side by side, until stopped (default: exit after one).")
     boolean keepServing;
 
     @Option(names = "--timeout", defaultValue = "30", paramLabel = "SECONDS", converter = Seconds.class,
@@ -89,6 +89,9 @@ final class ModeOptions {
             try {
                 v = Long.parseLong(value.strip().replace("_", ""));
             } catch (NumberFormatException e) {
+                if (value.strip().replace("_", "").matches("[+-]?\\d+")) {  // digits beyond a long: out of range, not "not a number"
+                    throw new CommandLine.TypeConversionException(value + " is out of range: " + unit + " from " + min + " to " + max);
+                }
                 throw new CommandLine.TypeConversionException("expected " + unit + " from " + min + " to " + max + ", got '" + value + "'");
             }
             if (v < min || v > max) {

@@ -13,7 +13,7 @@ final class Progress {
     private final PrintStream err;
     private final boolean shown;
     private final boolean terminal;
-    private long done;
+    private volatile long done;  // advanced on the loop thread, read by the one that reports a failure
     private int tenthsPrinted;
 
     Progress(String verb, long total, long showAbove, PrintStream err) {
@@ -23,6 +23,10 @@ final class Progress {
         this.shown = total > showAbove;
         Console console = System.console();
         this.terminal = console != null && console.isTerminal();
+    }
+
+    long done() {
+        return done;
     }
 
     void advance(long bytes) {

@@ -3,6 +3,10 @@ package io.jrdma.samples;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Properties;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import java.util.logging.SimpleFormatter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -24,11 +28,24 @@ public final class Rdma {
         if (System.getProperty(LOG_FORMAT) == null) {
             System.setProperty(LOG_FORMAT, Errors.DEBUG ? "rdma: %4$s %3$s: %5$s%6$s%n" : "rdma: %5$s%n");
         }
+        for (Handler h : Logger.getLogger("").getHandlers()) h.setFormatter(new CliTerms());
         System.exit(commandLine().execute(args));
     }
 
     private static final String LOG_FORMAT = "java.util.logging.SimpleFormatter.format";
     private static final String LOG_FALLBACK = "reactor.logging.fallback";
+
+    /** The library's log lines in the command's terms: its options where the library names its API. */
+    static final class CliTerms extends SimpleFormatter {
+        @Override
+        public String formatMessage(LogRecord record) {
+            return cliTerms(super.formatMessage(record));
+        }
+
+        static String cliTerms(String line) {
+            return line.replace("needs a server with acceptRaw", "needs a server started with --c-peer");
+        }
+    }
 
     static CommandLine commandLine() {
         return new CommandLine(new Rdma())

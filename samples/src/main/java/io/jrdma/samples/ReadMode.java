@@ -29,18 +29,27 @@ final class ReadMode implements Callable<Integer> {
 
     /** A byte range {@code [start, end)}. */
     record Range(long start, long end) {
+        private static final java.util.regex.Pattern WHOLE = java.util.regex.Pattern.compile("[+-]?\\d+");
+
         /** Parses {@code start end}; the message of the exception is what the user sees. */
         static Range parse(String line, long size) {
             String[] parts = line.trim().split("\\s+");
             long start, end;
-            try {
-                if (parts.length != 2) throw new NumberFormatException();
-                start = Long.parseLong(parts[0]);
-                end = Long.parseLong(parts[1]);
-            } catch (NumberFormatException e) {
+            if (parts.length != 2 || !WHOLE.matcher(parts[0]).matches() || !WHOLE.matcher(parts[1]).matches()) {
                 throw new IllegalArgumentException("expected two numbers \"start end\", got \"" + line.trim() + "\"");
             }
-            if (start < 0 || end < start || end > size) {
+            try {
+                start = Long.parseLong(parts[0]);
+                end = Long.parseLong(parts[1]);
+            } catch (NumberFormatException tooLong) {  // digits, but beyond a long: past any text a server holds
+                throw new IllegalArgumentException("range " + line.trim() + " is outside the server's " + size
+                        + " bytes: use 0 <= start <= end <= " + size);
+            }
+            if (end < start) {
+                throw new IllegalArgumentException("range [" + start + ", " + end + ") is reversed: its end comes before its start;"
+                        + " use start <= end (end exclusive)");
+            }
+            if (start < 0 || end > size) {
                 throw new IllegalArgumentException("range [" + start + ", " + end + ") is outside the server's " + size
                         + " bytes: use 0 <= start <= end <= " + size);
             }
@@ -65,9 +74,10 @@ final class ReadMode implements Callable<Integer> {
         System.out.printf("rdma read: serving %d bytes from stdin%n", text.length);
         return session.serve("read", options.rdmaServer().exposeBuffer(text.length, Access.REMOTE_READ), c -> {
             c.exposedBuffer().put(0, text);
-            c.send("ready").block(options.timeout());
-            System.out.printf("exposed %d bytes for RDMA READ; the reads will not involve this side's CPU%n", text.length);
-            c.onClose().block();  // no timeout: the client reads for as long as its user likes
+            return c.send("ready")
+                    .doOnSuccess(done -> System.out.printf("exposed %d bytes for RDMA READ; the reads will not involve this side's CPU%n",
+                            text.length))
+                    .then(c.onClose());  // no timeout: the client reads for as long as its user likes
         });
     }
 
@@ -86,16 +96,24 @@ final class ReadMode implements Callable<Integer> {
                 System.out.println(e.getMessage());
                 continue;
             }
-            read(c, text, r);
+            Progress progress = new Progress("read", r.end() - r.start(), 8L * options.size, System.err);
+            try {
+                session.operation("read", c, () -> read(c, text, r, progress));
+            } catch (RuntimeException e) {
+                if (!Errors.peerClosed(e)) throw e;
+                System.out.flush();
+                session.serverGone("read", false, "during the RDMA READ of bytes [" + r.start() + ", " + r.end() + "): "
+                        + progress.done() + " of " + (r.end() - r.start()) + " bytes had arrived");
+                return 1;
+            }
             System.out.println();
         }
         return 0;
     }
 
-    private void read(RdmaConnection c, RemoteBuffer source, Range r) {
+    private Void read(RdmaConnection c, RemoteBuffer source, Range r, Progress progress) {
         int chunk = options.size;
         long total = r.end() - r.start();
-        Progress progress = new Progress("read", total, 8L * chunk, System.err);
         Duration perChunk = options.timeout();
         Flux.range(0, (int) ((total + chunk - 1) / chunk))
                 .flatMapSequential(i -> {
@@ -109,5 +127,6 @@ final class ReadMode implements Callable<Integer> {
                 })
                 .blockLast(perChunk.multipliedBy(1 + total / chunk));
         System.out.flush();
+        return null;
     }
 }

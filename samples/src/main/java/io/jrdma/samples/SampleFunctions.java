@@ -27,18 +27,24 @@ final class SampleFunctions {
         Map<String, RpcHandler> f = new LinkedHashMap<>();
         f.put("echo", RpcHandler.of(RpcRequest::bytes));
         f.put("upper", RpcHandler.of(r -> r.text().toUpperCase(Locale.ROOT).getBytes(StandardCharsets.UTF_8)));
-        f.put("sum", RpcHandler.of(r -> {
-            long[] values = r.decode(Codec.longArray());
-            long sum = 0;
-            for (long v : values) sum = Math.addExact(sum, v);
-            return Codec.int64().encode(sum);
-        }));
+        f.put("sum", RpcHandler.of(r -> Codec.int64().encode(sum(r.decode(Codec.longArray())))));
         f.put("sha256", RpcHandler.of(r -> {
             MessageDigest md = sha256();
             md.update(r.asByteBuffer());  // in place: a fetched 1 MiB payload is not copied to the heap
             return md.digest();
         }));
         return f;
+    }
+
+    /** {@code sum}'s work; an overflow fails in words the caller reads ("long overflow" is the JDK's, not theirs). */
+    static long sum(long[] values) {
+        long sum = 0;
+        try {
+            for (long v : values) sum = Math.addExact(sum, v);
+        } catch (ArithmeticException overflow) {
+            throw new ArithmeticException("the sum is beyond the 64-bit range (" + Long.MIN_VALUE + " to " + Long.MAX_VALUE + ")");
+        }
+        return sum;
     }
 
     private static MessageDigest sha256() {

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import reactor.core.publisher.Mono;
 
 /**
  * {@code rdma send [SERVER]}: two-sided messaging. The client SENDs each line it reads from stdin;
@@ -30,10 +31,9 @@ final class SendMode implements Callable<Integer> {
         }
     }
 
-    private void serve(RdmaConnection c) {
-        while (true) {
-            // no timeout: a person types at their own pace; the connection's end ends the wait
-            ReceivedMessage m = c.receive().block();
+    private Mono<Void> serve(RdmaConnection c) {
+        // no timeout on the messages: a person types at their own pace; the connection's end ends the stream
+        return c.receives().concatMap(m -> {
             String line;
             try {
                 line = m.text();
@@ -41,22 +41,32 @@ final class SendMode implements Callable<Integer> {
                 m.release();
             }
             System.out.println("received: " + line);
-            c.send("ack").block(options.timeout());
-        }
+            return c.send("ack");  // within the connection's operation timeout (--timeout)
+        }, 1).then();
     }
 
     private int client(Session session) throws Exception {
         RdmaConnection c = session.connect("send", options.rdmaClient());
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
-        for (String line; (line = in.readLine()) != null; ) {
+        for (String read; (read = in.readLine()) != null; ) {
+            String line = read;
             byte[] bytes = line.getBytes(StandardCharsets.UTF_8);
             if (bytes.length > options.size) {
                 System.err.printf("line of %d bytes not sent: the buffers hold %d (--size)%n", bytes.length, options.size);
                 continue;
             }
-            c.send(bytes).block(options.timeout());
-            System.out.println("sent: " + line);
-            ReceivedMessage reply = c.receive().block(options.timeout());
+            ReceivedMessage reply;
+            try {
+                reply = session.operation("send", c, () -> {
+                    c.send(bytes).block(options.timeout());
+                    System.out.println("sent: " + line);
+                    return c.receive().block(options.timeout());
+                });
+            } catch (RuntimeException e) {
+                if (!Errors.peerClosed(e)) throw e;
+                session.serverGone("send", false, "before it acknowledged \"" + line + "\"");
+                return 1;
+            }
             try {
                 if (!reply.text().equals("ack")) throw new IllegalStateException("expected \"ack\", got \"" + reply.text() + "\"");
             } finally {

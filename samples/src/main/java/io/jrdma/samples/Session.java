@@ -9,6 +9,13 @@ import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import reactor.core.Exceptions;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 
 /**
  * Everything one run of a mode holds open, released exactly once: when the mode returns, or by a
@@ -18,7 +25,8 @@ import java.net.InetSocketAddress;
 final class Session implements AutoCloseable {
     /** A mode's work on one connection; the connection is closed afterwards. */
     interface Handler {
-        void handle(RdmaConnection connection) throws Exception;
+        /** The client's work: completes (or fails) when it is over, typically when the client has gone. */
+        Mono<Void> handle(RdmaConnection connection);
     }
 
     final ModeOptions options;
@@ -29,6 +37,8 @@ final class Session implements AutoCloseable {
     private final Thread hook = new Thread(this::interrupted, "rdma-shutdown");
     private volatile DisposableRdmaServer server;
     private volatile boolean closing;
+    private final AtomicBoolean serverGoneTold = new AtomicBoolean();
+    private final AtomicInteger operating = new AtomicInteger();  // a client's blocking operations under way
 
     Session(ModeOptions options) {
         options.check();
@@ -39,38 +49,43 @@ final class Session implements AutoCloseable {
     // ------------------------------------------------------------------------------ server
 
     /**
-     * Listens, then hands each client to {@code handler}: one client, or one after another with
-     * --keep-serving. Returns the exit status.
+     * Listens, then hands each client to {@code handler}: one client, or with --keep-serving every
+     * client that comes, concurrently, until stopped. Returns the exit status.
+     *
+     * <p>Clients are served side by side on the library's loop threads, not a thread each: a
+     * handler's work is a {@code Mono} that ends when its client has gone, so a client that
+     * connects and goes quiet holds nothing another needs.
      */
-    int serve(String mode, RdmaServer config, Handler handler) throws InterruptedException {
+    int serve(String mode, RdmaServer config, Handler handler) {
         DisposableRdmaServer s = listening(mode, config.resources(resources).bind().block(options.timeout()));
-        int status = 0;
-        do {
-            RdmaConnection c;
-            try {
-                c = s.accept().block();  // no timeout: a server waits for its clients until it is stopped (Ctrl-C)
-            } catch (ConnectionException.Closed disposed) {
-                break;
-            }
-            out.println("client connected: " + c);
-            try {
-                handler.handle(c);
-                out.println("client disconnected");
-            } catch (ConnectionException.Closed e) {
-                out.println("client disconnected");
-            } catch (Exception e) {
-                if (closing) break;
-                if (closedByThePeer(e)) {
-                    out.println("client disconnected");  // it went while an operation of ours was posted (killed, say)
-                } else {
-                    err.println("rdma " + mode + ": " + Errors.describe(e, options.timeoutSeconds, options.size));
-                    status = 1;
-                }
-            } finally {
-                c.close().block(options.timeout());
-            }
-        } while (options.keepServing && !closing);
-        return status;
+        Flux<RdmaConnection> clients = s.connections();  // completes when the server is disposed (Ctrl-C)
+        if (!options.keepServing) clients = clients.take(1);
+        AtomicInteger status = new AtomicInteger();
+        // no timeout: a server waits for its clients until it is stopped (Ctrl-C); each client's work has its own limits
+        clients.flatMap(c -> serveOne(mode, c, handler, status), Integer.MAX_VALUE).blockLast();
+        return status.get();
+    }
+
+    /** One client's work, its lines, and its close; never fails (the next client is served whatever this one did). */
+    private Mono<Void> serveOne(String mode, RdmaConnection c, Handler handler, AtomicInteger status) {
+        return Mono.defer(() -> {
+                    out.println("client connected: " + c);
+                    return handler.handle(c);
+                })
+                .then(Mono.fromRunnable(() -> out.println("client disconnected")))
+                .onErrorResume(e -> {
+                    if (closing) return Mono.empty();
+                    Throwable u = Exceptions.unwrap(e);
+                    if (u instanceof ConnectionException.Closed || closedByThePeer(u)) {
+                        // it went, or went while an operation of ours was posted (killed, say)
+                        out.println("client disconnected");
+                    } else {
+                        err.println("rdma " + mode + ": " + Errors.describe(u, options.timeoutSeconds, options.size));
+                        status.set(1);
+                    }
+                    return Mono.empty();
+                })
+                .then(Mono.defer(() -> c.close().timeout(options.timeout()).onErrorResume(e -> Mono.empty())));
     }
 
     /** A work request flushed because the connection closed, and it closed because the peer went: a disconnect, not an error. */
@@ -100,12 +115,52 @@ final class Session implements AutoCloseable {
     RdmaConnection connected(String mode, RdmaConnection c) {
         out.printf("rdma %s: connected to %s:%d over %s%n", mode, options.server, options.port, options.transportName());
         c.onClose().subscribe(null, null, () -> {
-            if (closing) return;
-            err.println("rdma " + mode + ": the server closed the connection (it stopped, or failed: its output says which)");
-            // not on this thread: it is the connection's poller, and exit waits for shutdown hooks
-            Thread.ofPlatform().start(() -> System.exit(1));
+            // during an operation, it fails for the same reason and its line says more (what was under way)
+            if (operating.get() == 0) serverGone(mode, true);
         });
         return c;
+    }
+
+    /**
+     * Runs one blocking operation of a client on {@code c}. Should the server go meanwhile, the
+     * operation's failure tells (the caller reports it, with what was under way), not the watcher;
+     * should the operation succeed as the server goes, the watcher's line is said here.
+     */
+    <T> T operation(String mode, RdmaConnection c, Supplier<T> op) {
+        operating.incrementAndGet();
+        boolean done = false;
+        try {
+            T result = op.get();
+            done = true;
+            return result;
+        } finally {
+            operating.decrementAndGet();
+            if (done && c.isClosed()) serverGone(mode, true);
+        }
+    }
+
+    /**
+     * Says, once, that the server closed the client's connection: from a watcher ({@code exit}: it
+     * then ends the run with status 1, as nothing else would while the client waits for input) or
+     * from a call that failed because of it (the caller returns 1). One line, whoever notices first.
+     */
+    void serverGone(String mode, boolean exit) {
+        serverGone(mode, exit, null);
+    }
+
+    /** {@link #serverGone(String, boolean)}, saying what was under way ({@code during}, e.g. "during the RDMA READ of ..."). */
+    void serverGone(String mode, boolean exit, @Nullable String during) {
+        if (closing || !serverGoneTold.compareAndSet(false, true)) return;
+        err.println("rdma " + mode + ": the server closed the connection" + (during == null ? "" : " " + during)
+                + " (it stopped, or was killed: its output says which)");
+        if (exit) {
+            // not on this thread: it is the connection's poller, and exit waits for shutdown hooks;
+            // released first, so the hook has nothing left to report ("stopping", "stopped cleanly")
+            Thread.ofPlatform().start(() -> {
+                release();
+                System.exit(1);
+            });
+        }
     }
 
     // ------------------------------------------------------------------------------ lifecycle

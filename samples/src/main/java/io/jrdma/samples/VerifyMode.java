@@ -3,7 +3,6 @@ package io.jrdma.samples;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.foreign.MemorySegment;
@@ -13,6 +12,7 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
+import reactor.core.publisher.Mono;
 
 /**
  * {@code rdma verify [SERVER] -s STRING}: a round trip through remote memory. The client puts
@@ -45,32 +45,30 @@ final class VerifyMode implements Callable<Integer> {
         }
     }
 
-    private void serve(RdmaConnection c) {
-        while (true) {
-            ReceivedMessage m = c.receive().block();  // no timeout: the client's pace
+    private Mono<Void> serve(RdmaConnection c) {
+        return c.receives().concatMap(m -> {  // no timeout on the messages: the client's pace
             String note = m.text();
             if (!note.startsWith("verified ")) {
                 m.release();
-                throw new IllegalStateException("unexpected message \"" + note + "\"");
+                return Mono.error(new IllegalStateException("unexpected message \"" + note + "\""));
             }
             int length = Integer.parseInt(note.substring("verified ".length()));
             System.out.printf("client wrote and read back %d bytes; my memory holds: %s%n", length, c.exposedBuffer().string(0, length));
             m.release();  // after reading: the held message keeps the exposed region of a closing connection
-            c.send("ack").block(options.timeout());
-        }
+            return c.send("ack");
+        }, 1).then();
     }
 
     /** A C client says nothing: its WRITE and READ leave no trace here, so the memory is shown after it disconnected. */
-    private void serveCPeer(RdmaConnection c) {
+    private Mono<Void> serveCPeer(RdmaConnection c) {
         RegisteredBuffer memory = c.exposedBuffer().retain();  // kept past the connection, whose QP is gone by then
-        try {
-            c.onClose().block();  // no timeout: the client's pace
-            int length = 0;
-            while (length < memory.capacity() && memory.segment().get(ValueLayout.JAVA_BYTE, length) != 0) length++;
-            System.out.printf("the client disconnected; my memory holds %d bytes: %s%n", length, memory.string(0, length));
-        } finally {
-            memory.release();
-        }
+        return c.onClose()  // no timeout: the client's pace
+                .then(Mono.<Void>fromRunnable(() -> {
+                    int length = 0;
+                    while (length < memory.capacity() && memory.segment().get(ValueLayout.JAVA_BYTE, length) != 0) length++;
+                    System.out.printf("the client disconnected; my memory holds %d bytes: %s%n", length, memory.string(0, length));
+                }))
+                .doFinally(signal -> memory.release());
     }
 
     private int client(Session session) {

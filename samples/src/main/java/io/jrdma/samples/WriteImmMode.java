@@ -2,7 +2,6 @@ package io.jrdma.samples;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -10,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import reactor.core.publisher.Mono;
 
 /**
  * {@code rdma write-imm [SERVER]}: the shape of the librdmacm write-with-immediate example. The
@@ -37,20 +37,20 @@ final class WriteImmMode implements Callable<Integer> {
         }
     }
 
-    private void serve(RdmaConnection c) {
-        long offset = 0;
-        while (true) {
-            ReceivedMessage recv = c.receive().block();  // no timeout: the client writes when its user types
+    private Mono<Void> serve(RdmaConnection c) {
+        long[] offset = {0};  // this client's: where a C client's next message lands
+        return c.receives().concatMap(recv -> {  // no timeout on the messages: the client writes when its user types
             int byteLength = recv.length();
             // Read the memory while the message is held: a peer that disconnects right after its
             // last write lets the connection return its exposed region once nothing is held.
-            String written = c.exposedBuffer().string(offset, byteLength);
+            String written = c.exposedBuffer().string(offset[0], byteLength);
             System.out.printf("RECV completion: imm_data 0x%08x, byte_len %d; memory holds: %s%n",
                     recv.immediate(), byteLength, written);
             recv.release();
-            if (options.cPeer) offset += byteLength;
-            else c.send("ack").block(options.timeout());
-        }
+            if (!options.cPeer) return c.send("ack").then();
+            offset[0] += byteLength;
+            return Mono.<Void>empty();
+        }, 1).then();
     }
 
     private int client(Session session) throws Exception {

@@ -2,7 +2,6 @@ package io.jrdma.samples;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaConnection;
-import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -10,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import reactor.core.publisher.Mono;
 
 /**
  * {@code rdma write [SERVER]}: one-sided placement. The server exposes --size bytes of registered
@@ -36,14 +36,13 @@ final class WriteMode implements Callable<Integer> {
         }
     }
 
-    private void serve(RdmaConnection c) {
-        while (true) {
-            ReceivedMessage m = c.receive().block();  // no timeout: the client writes when its user types
+    private Mono<Void> serve(RdmaConnection c) {
+        return c.receives().concatMap(m -> {  // no timeout on the messages: the client writes when its user types
             int length = m.immediate();
             System.out.printf("client wrote %d bytes (immediate %d): %s%n", length, length, c.exposedBuffer().string(0, length));
             m.release();  // after reading: the held message keeps the exposed region of a closing connection
-            c.send("ack").block(options.timeout());
-        }
+            return c.send("ack");
+        }, 1).then();
     }
 
     private int client(Session session) throws Exception {

@@ -45,6 +45,8 @@ class CliMessagesTest {
         assertEquals(2, r.status());
         assertEquals(List.of("rdma send: Invalid value for option '--size': 99999999999 is out of range: bytes from 8 to 1073741824",
                 "Try 'rdma send --help' for the options."), r.errLines());
+        assertEquals(List.of("rdma send: Invalid value for option '--size': 99999999999999999999 is out of range: bytes from 8 to 1073741824",
+                "Try 'rdma send --help' for the options."), rdma("send", "--size", "99999999999999999999").errLines());
         assertEquals(List.of("rdma verify: Invalid value for option '--size': expected bytes from 8 to 1073741824, got '4k'",
                 "Try 'rdma verify --help' for the options."), rdma("verify", "--size", "4k").errLines());
         assertEquals("rdma send: Invalid value for option '--timeout': 0 is out of range: seconds from 1 to 86400",
@@ -131,6 +133,9 @@ class CliMessagesTest {
         assertTrue(memlock.endsWith("raise it with 'ulimit -l unlimited', LimitMEMLOCK=infinity (systemd) or memlock in"
                 + " /etc/security/limits.conf (each connection registers 32 x --size 1048576 bytes)"), memlock);
         assertReadable(memlock);
+        String wrapped = Errors.describe(new ConnectionException("connecting to 10.77.0.2:7475 failed: x",
+                new MemoryLockLimitException("ibv_reg_mr", 12, 16 << 20, 64 << 10)), 30, 1 << 20);
+        assertTrue(wrapped.endsWith("(each connection registers 32 x --size 1048576 bytes)"), "a failed connect names --size too: " + wrapped);
         assertEquals("unexpected error: boom (RDMA_DEBUG=1 prints the stack trace)", Errors.describe(new UnsupportedOperationException("boom")));
     }
 
@@ -139,5 +144,22 @@ class CliMessagesTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> LambdaMode.numbers("1 two 3"));
         assertEquals("\"two\" is not a whole number: sum adds whole numbers separated by spaces, e.g. sum 1 2 3", e.getMessage());
         assertEquals(6, java.util.Arrays.stream(LambdaMode.numbers(" 1  2 3 ")).sum());
+        assertEquals("12345678901234567890 is beyond the 64-bit range: sum adds whole numbers from -9223372036854775808 to"
+                + " 9223372036854775807", assertThrows(IllegalArgumentException.class, () -> LambdaMode.numbers("1 12345678901234567890"))
+                .getMessage());
+    }
+
+    @Test
+    void lambdasSumSaysAnOverflowInItsOwnWords() {
+        ArithmeticException e = assertThrows(ArithmeticException.class, () -> SampleFunctions.sum(new long[] {Long.MAX_VALUE, 1}));
+        assertEquals("the sum is beyond the 64-bit range (-9223372036854775808 to 9223372036854775807)", e.getMessage());
+    }
+
+    @Test
+    void theServerLogNamesTheCommandsOptionNotTheApi() {
+        assertEquals("rejected a connection from 10.77.0.1:5 on 10.77.0.2:7471: not a jrdma client: bad magic in its connect request;"
+                + " a client that is not jrdma needs a server started with --c-peer", Rdma.CliTerms.cliTerms("rejected a connection from"
+                + " 10.77.0.1:5 on 10.77.0.2:7471: not a jrdma client: bad magic in its connect request; a client that is not jrdma needs"
+                + " a server with acceptRaw"));
     }
 }

@@ -56,7 +56,10 @@ class ModeLogicTest {
         assertEquals(new ReadMode.Range(44, 44), ReadMode.Range.parse("44 44", 44));
         IllegalArgumentException out = assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("40 50", 44));
         assertEquals("range [40, 50) is outside the server's 44 bytes: use 0 <= start <= end <= 44", out.getMessage());
-        assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("9 4", 44));
+        assertEquals("range [9, 4) is reversed: its end comes before its start; use start <= end (end exclusive)",
+                assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("9 4", 44)).getMessage());
+        assertEquals("range 0 99999999999999999999 is outside the server's 44 bytes: use 0 <= start <= end <= 44",
+                assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("0 99999999999999999999", 44)).getMessage());
         assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("-1 4", 44));
         IllegalArgumentException words = assertThrows(IllegalArgumentException.class, () -> ReadMode.Range.parse("from 4", 44));
         assertEquals("expected two numbers \"start end\", got \"from 4\"", words.getMessage());

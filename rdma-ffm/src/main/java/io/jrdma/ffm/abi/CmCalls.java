@@ -48,6 +48,8 @@ public final class CmCalls {
             FunctionDescriptor.of(JAVA_INT, ADDRESS));
     public static final MethodHandle rdma_create_qp = functionWithErrno(RDMACM, "rdma_create_qp",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+    public static final MethodHandle rdma_init_qp_attr = functionWithErrno(RDMACM, "rdma_init_qp_attr",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
     public static final MethodHandle rdma_destroy_qp = function(RDMACM, "rdma_destroy_qp",
             FunctionDescriptor.ofVoid(ADDRESS));
     public static final MethodHandle rdma_set_option = functionWithErrno(RDMACM, "rdma_set_option",

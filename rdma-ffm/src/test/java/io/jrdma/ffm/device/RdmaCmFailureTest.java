@@ -9,9 +9,14 @@ import io.jrdma.ffm.CmEvent;
 import io.jrdma.ffm.CmEventType;
 import io.jrdma.ffm.CmException;
 import io.jrdma.ffm.CmId;
+import io.jrdma.ffm.CompletionQueue;
+import io.jrdma.ffm.Context;
 import io.jrdma.ffm.ConnectionParameters;
 import io.jrdma.ffm.EventChannel;
 import io.jrdma.ffm.PortSpace;
+import io.jrdma.ffm.ProtectionDomain;
+import io.jrdma.ffm.QueuePairInit;
+import io.jrdma.ffm.VerbsException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -103,6 +108,49 @@ class RdmaCmFailureTest {
                 assertArrayEquals(hello, Arrays.copyOf(requestData, hello.length), "the client's data reached the server");
             } finally {
                 serverThread.join(WAIT.multipliedBy(2));  // never close the server's channel under its reader
+            }
+        }
+    }
+
+    /**
+     * Why a server under a burst logged {@code rdma_create_qp(...): Invalid argument (EINVAL 22)}:
+     * a connect request its client gave up on (its id destroyed: its CM sends a REJ) waits in
+     * the server's event channel; the kernel's IB CM has left the request's state, and creating
+     * the QP asks it for the QP's INIT attributes. {@link CmId#isConnectionAlive()} tells so
+     * before anything is created.
+     */
+    @Test
+    @Timeout(value = 60, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
+    void aConnectRequestWhoseClientGaveUpIsNoLongerAliveAndItsQpCannotBeCreated() throws Exception {
+        int port = RxePair.nextCmPort();
+        try (EventChannel serverChannel = EventChannel.create();
+             CmId listener = CmId.create(serverChannel, PortSpace.TCP);
+             EventChannel clientChannel = EventChannel.create()) {
+            listener.setReuseAddress(true);
+            listener.bind(new InetSocketAddress(LabEnv.IP_B, port));
+            listener.listen(1);
+            CmId client = CmId.create(clientChannel, PortSpace.TCP);
+            try {
+                resolve(clientChannel, client, port);
+                client.connect(ConnectionParameters.defaults());
+                CmEvent request = serverChannel.await(listener, CmEventType.CONNECT_REQUEST, WAIT);
+                try (CmId requestId = request.id()) {
+                    assertTrue(requestId.isConnectionAlive(), "a request whose client waits");
+                    client.close();  // the client gives up: rdma_destroy_id in REQ_SENT sends a REJ
+                    // the REJ crosses the wire: wait for the server's CM to have taken it, within a bound
+                    long deadline = System.nanoTime() + WAIT.toNanos();
+                    while (requestId.isConnectionAlive()) {
+                        assertTrue(System.nanoTime() < deadline, "the request still alive " + WAIT.toSeconds() + " s after its client gave up");
+                        Thread.sleep(10);
+                    }
+                    Context context = requestId.context();
+                    try (ProtectionDomain pd = context.allocateProtectionDomain(); CompletionQueue cq = context.createCompletionQueue(16)) {
+                        VerbsException e = assertThrows(VerbsException.class, () -> requestId.createQueuePair(pd, QueuePairInit.rc(cq)).close());
+                        assertEquals(22, e.errno(), e.getMessage());  // EINVAL, as the server logged
+                    }
+                }
+            } finally {
+                client.close();  // a no-op once closed
             }
         }
     }

@@ -67,6 +67,9 @@ class CliFailuresTest {
                 // meanwhile, from this JVM: an HTTP request, then a jrdma client over TCP
                 assertTrue(new String(httpRequest(tcpPort), UTF_8).contains("not a jrdma client: what it sent is no jrdma hello"
                         + " (it starts \"GET / HT\")"));
+                // a probe shorter than a hello, its socket left open, is told too, at once, not after the connect timeout
+                assertTrue(new String(shortProbe(tcpPort), UTF_8).contains("not a jrdma client: what it sent is no jrdma hello"
+                        + " (it starts \"hi\\n\")"));
                 ConnectionException.Rejected tcp = assertThrows(ConnectionException.Rejected.class, () -> RdmaClient.create().host(SERVER_IP)
                         .port(tcpPort).localAddress(CLIENT_IP).transport(Transport.TCP).connect().block(RUN));
                 assertEquals(SERVER_IP + ":" + tcpPort + " rejected the connection: " + MEMLOCK_REASON, assertReadable(tcp.getMessage()));
@@ -147,6 +150,17 @@ class CliFailuresTest {
         Path jar = Files.copy(RdmaProcess.jar(), dir.resolve("rdma.jar"));
         Files.setPosixFilePermissions(jar, PosixFilePermissions.fromString("rw-r--r--"));
         return jar;
+    }
+
+    /** Three bytes, the socket left open: what a port probe or a stray {@code nc} sends. Reads until the server closes. */
+    private static byte[] shortProbe(int port) throws IOException {
+        try (Socket s = new Socket()) {
+            s.bind(new InetSocketAddress(CLIENT_IP, 0));
+            s.connect(new InetSocketAddress(SERVER_IP, port), (int) RUN.toMillis());
+            s.setSoTimeout((int) RUN.toMillis());
+            s.getOutputStream().write("hi\n".getBytes(UTF_8));
+            return s.getInputStream().readAllBytes();
+        }
     }
 
     /** An HTTP request to the TCP setup port, from the client's address; all the server answers, until it closes. */

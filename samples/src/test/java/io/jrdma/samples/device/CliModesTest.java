@@ -3,6 +3,7 @@ package io.jrdma.samples.device;
 import static io.jrdma.samples.device.RdmaProcess.CLIENT_IP;
 import static io.jrdma.samples.device.RdmaProcess.SERVER_IP;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -153,9 +154,35 @@ class CliModesTest {
                 assertEquals(143, serverStatus, "SIGTERM's status, after the hooks ran\n" + both);
                 // the client waits on stdin, not on the network, and still learns of it at once
                 assertEquals(1, clientStatus, both);
-                assertTrue(client.stderr().contains("rdma send: the server closed the connection"), both);
+                assertEquals("rdma send: the server closed the connection (it stopped, or was killed: its output says which)\n",
+                        client.stderr(), "one line, and nothing about its own release\n" + both);
                 assertTrue(server.stderr().contains("rdma: stopping: closing 1 connection(s) and releasing RDMA resources\n")
                         && server.stderr().contains("rdma: stopped cleanly\n"), both);
+            }
+        }
+    }
+
+    /** Fed from a pipe, the lambda client used to report every line left as a failed call, forever; now it says so once and exits. */
+    @Test
+    void theLambdaClientExitsWithOneLineWhenItsServerStops() {
+        try (RdmaProcess server = RdmaProcess.start("server", null, "lambda", "--bind", SERVER_IP, "-p", "0")) {
+            int port = server.awaitListeningPort(START);
+            try (RdmaProcess client = RdmaProcess.start("client", null, "lambda", SERVER_IP, "--bind", CLIENT_IP, "-p",
+                    Integer.toString(port))) {
+                client.feed("upper hello\n", false);
+                client.awaitStdout("^upper\\(hello\\) = HELLO$", RUN);
+                server.terminate();
+                assertEquals(143, server.awaitExit(RUN), server.transcript());
+                try {
+                    client.feed("upper hello\n".repeat(2_000), true);  // a pipe with more to say than the server lived for
+                } catch (java.io.UncheckedIOException exited) {
+                    // it noticed before the lines came, and exited: as good
+                }
+                String both = server.transcript() + client.transcript();
+                assertEquals(1, client.awaitExit(RUN), both);
+                assertEquals("rdma lambda: the server closed the connection (it stopped, or was killed: its output says which)\n",
+                        client.stderr(), both);
+                assertFalse(client.stdout().contains("failed"), "no failed call reported: " + both);
             }
         }
     }

@@ -52,10 +52,23 @@ final class RdmaProcess implements AutoCloseable {
      * rest, e.g. {@code prlimit ... setpriv ...}: another user, other limits).
      */
     static RdmaProcess start(String name, List<String> wrapper, Path jar, String stdin, String... args) {
+        return start(name, wrapper, List.of(), jar, stdin, args);
+    }
+
+    /**
+     * {@link #start(String, String, String...)} in a lean JVM, for tests that run many at once in
+     * the lab's 4 GB: a small heap, one compiler thread.
+     */
+    static RdmaProcess startLean(String name, String stdin, String... args) {
+        return start(name, List.of(), List.of("-Xmx96m", "-XX:CICompilerCount=1"), jar(), stdin, args);
+    }
+
+    private static RdmaProcess start(String name, List<String> wrapper, List<String> jvmOptions, Path jar, String stdin, String... args) {
         List<String> command = new ArrayList<>(wrapper);
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         // the lab runs under TCG: C1 and the serial GC start a JVM noticeably faster
         command.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+        command.addAll(jvmOptions);
         command.addAll(aotCache(jar));
         command.addAll(List.of("-jar", jar.toString()));
         command.addAll(List.of(args));

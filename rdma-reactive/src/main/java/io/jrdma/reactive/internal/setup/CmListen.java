@@ -87,6 +87,11 @@ final class CmListen extends Listener implements CmEvents.Handler {
             reject(id, peer, "the server is shutting down", "");
             return;
         }
+        // A request waits in the event channel while those before it are served; under a burst its
+        // client may give up first (connect timeout, killed), and its CM's reject moves the kernel's
+        // side of the request on. Accepting it then fails at rdma_create_qp with EINVAL, after the
+        // connection's CQ and registered memory were made for nobody: drop it before any of that.
+        if (clientGaveUp(id, peer)) return;
         ConnectionDescriptor theirs = null;
         if (settings.rawAccept() == null) {
             try {
@@ -110,6 +115,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
             core = b.create();
         } catch (RuntimeException ex) {
+            if (clientGaveUp(id, peer)) return;  // it gave up after the check above: why rdma_create_qp failed
             logRefused(peer, ex);
             reject(id, SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES));
             return;
@@ -138,6 +144,11 @@ final class CmListen extends Listener implements CmEvents.Handler {
             id.accept(Parameters.cm(settings.config(), mine));
             Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0, core.queuePair(), core.description());  // accept moved the QP to RTS
         } catch (RuntimeException ex) {
+            if (gaveUp(id)) {
+                LOG.log(Level.INFO, droppedLine(peer));
+                core.abort(new ConnectionException("the client gave up before its connection was accepted"));
+                return;
+            }
             // not accepted (the accept is the last step): the client learns why instead of a bare reject
             logRefused(peer, ex);
             try {
@@ -147,6 +158,27 @@ final class CmListen extends Listener implements CmEvents.Handler {
             }
             core.abort(ex);
         }
+    }
+
+    /** Drops (destroys, unanswered: nobody would read a reject) a request whose client gave up; true if it did. */
+    private boolean clientGaveUp(CmId id, InetSocketAddress peer) {
+        if (!gaveUp(id)) return false;
+        LOG.log(Level.INFO, droppedLine(peer));
+        id.close();
+        return true;
+    }
+
+    private static boolean gaveUp(CmId id) {
+        try {
+            return !id.isConnectionAlive();
+        } catch (RuntimeException e) {
+            return false;  // unknown: the accept goes ahead and reports what fails
+        }
+    }
+
+    private String droppedLine(InetSocketAddress peer) {
+        return "dropped a connect request from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
+                + ": its client gave up (timed out, closed or was killed) before the server got to it";
     }
 
     /** The application's answer; a function that throws rejects, saying so. */

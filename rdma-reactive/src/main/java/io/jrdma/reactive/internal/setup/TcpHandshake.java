@@ -278,6 +278,12 @@ final class TcpHandshake implements TcpEvents.Handler {
             String text = new String(reason, StandardCharsets.UTF_8);
             throw new ConnectionException.Rejected(SetupMessages.address(remote) + " rejected the connection: " + text, reason, null);
         }
+        if (listener != null && !couldBeHello()) {
+            // told at once, not when 58 bytes have come: a short probe ("hello\n", an HTTP request
+            // line) would otherwise wait for the rest of a hello it will never send
+            reject("not a jrdma client: what it sent is no jrdma hello (it starts " + firstBytes() + ")", "", null);
+            return;
+        }
         if (in.position() < HELLO) return;
         QueuePairAddress peer;
         String foreign = null;
@@ -339,8 +345,18 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     /** The first bytes a peer sent, as text when they are (HTTP, SSH, ...), in hex when not. */
+    /**
+     * Whether the bytes in so far may begin a hello: its QP number has 24 bits (its first byte is
+     * 0), and the descriptor after the QP address starts with jrdma's magic.
+     */
+    private boolean couldBeHello() {
+        int n = in.position();
+        if (n >= 1 && in.get(0) != 0) return false;
+        return n < QueuePairAddress.WIRE_SIZE + 4 || in.getInt(QueuePairAddress.WIRE_SIZE) == ConnectionDescriptor.MAGIC;
+    }
+
     private String firstBytes() {
-        byte[] b = new byte[8];
+        byte[] b = new byte[Math.min(8, in.position())];
         in.get(0, b);
         boolean text = true;
         for (byte c : b) text &= c >= 0x20 && c < 0x7f || c == '\r' || c == '\n';
