@@ -145,7 +145,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0, core.queuePair(), core.description());  // accept moved the QP to RTS
         } catch (RuntimeException ex) {
             if (gaveUp(id)) {
-                LOG.log(Level.INFO, droppedLine(peer));
+                LOG.info(droppedLine(peer));
                 core.abort(new ConnectionException("the client gave up before its connection was accepted"));
                 return;
             }
@@ -163,7 +163,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
     /** Drops (destroys, unanswered: nobody would read a reject) a request whose client gave up; true if it did. */
     private boolean clientGaveUp(CmId id, InetSocketAddress peer) {
         if (!gaveUp(id)) return false;
-        LOG.log(Level.INFO, droppedLine(peer));
+        LOG.info(droppedLine(peer));
         id.close();
         return true;
     }
