@@ -58,7 +58,8 @@ final class Errors {
         }
         if (size != null && causedBy(e, MemoryLockLimitException.class)) {
             // a failed connect wraps it: the option that asked for the memory is named either way
-            return message + " (each connection registers " + 2 * ModeOptions.BUFFERS + " x --size " + size + " bytes)";
+            // its receives, the two more it keeps for the peer's credit grants (docs/credit-protocol.md), its send buffers
+            return message + " (each connection registers " + (2 * ModeOptions.BUFFERS + 2) + " x --size " + size + " bytes)";
         }
         if (e instanceof ConnectionException.Closed) return "the connection ended: " + message;
         if (e instanceof RdmaException || e instanceof IllegalArgumentException) return message;
