@@ -41,6 +41,8 @@ public final class ConnectionConfig {
     private final boolean metrics;
     private final boolean wiretap;
     private final boolean receiverCredits;
+    private final int maxMessageSize;
+    private final int eagerMessageSize;
 
     private ConnectionConfig(Draft d) {
         if (d.sendQueueDepth < 1 || d.receiveQueueDepth < 1) throw new IllegalArgumentException("queue depths must be positive");
@@ -67,6 +69,8 @@ public final class ConnectionConfig {
             throw new IllegalArgumentException("the ACK timeout is 4.096 us x 2^n with n from 1 to 31 (about 8 us to 2.4 hours)");
         }
         if (d.minRnrTimer != -1) RnrNakTimer.delay(d.minRnrTimer);
+        if (d.maxMessageSize < 1) throw new IllegalArgumentException("maxMessageSize must be positive");
+        if (d.eagerMessageSize < 1) throw new IllegalArgumentException("eagerMessageSize must be positive");
         this.sendQueueDepth = d.sendQueueDepth;
         this.receiveQueueDepth = d.receiveQueueDepth;
         this.bufferSize = d.bufferSize;
@@ -90,6 +94,8 @@ public final class ConnectionConfig {
         this.ackTimeout = d.ackTimeout;
         this.minRnrTimer = d.minRnrTimer;
         this.receiverCredits = d.receiverCredits;
+        this.maxMessageSize = d.maxMessageSize;
+        this.eagerMessageSize = d.eagerMessageSize;
     }
 
     /**
@@ -238,6 +244,24 @@ public final class ConnectionConfig {
         return receiverCredits;
     }
 
+    /**
+     * {@return the largest message this side accepts from a jrdma peer (default 16 MiB): a larger
+     * one fails the peer's send with {@link MessageTooLargeException}, and the connection goes on
+     * (docs/credit-protocol.md, "Large messages")}
+     */
+    public int maxMessageSize() {
+        return maxMessageSize;
+    }
+
+    /**
+     * {@return the largest message a stream sends eagerly, as one SEND, when the peer takes large
+     * messages (default: unlimited, that is up to the peer's receive buffer size); larger ones go by
+     * rendezvous: the peer reads them by RDMA READ}
+     */
+    public int eagerMessageSize() {
+        return eagerMessageSize;
+    }
+
     /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
     public boolean metrics() {
         return metrics;
@@ -276,7 +300,7 @@ public final class ConnectionConfig {
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
                 && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && wiretap == c.wiretap
-                && receiverCredits == c.receiverCredits;
+                && receiverCredits == c.receiverCredits && maxMessageSize == c.maxMessageSize && eagerMessageSize == c.eagerMessageSize;
     }
 
     @Override
@@ -293,7 +317,8 @@ public final class ConnectionConfig {
                 + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
                 + (ackTimeout < 0 ? "" : ", ACK timeout 2^" + ackTimeout + " x 4.096 us")
                 + (minRnrTimer < 0 ? "" : ", RNR NAK delay " + RnrNakTimer.delay(minRnrTimer))
-                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + (receiverCredits ? "" : ", no receiver credits") + "]";
+                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + (receiverCredits ? "" : ", no receiver credits")
+                + ", messages up to " + maxMessageSize + (eagerMessageSize == Integer.MAX_VALUE ? "" : ", eager up to " + eagerMessageSize) + "]";
     }
 
     /** The fields of a configuration under change; building validates them. */
@@ -308,6 +333,7 @@ public final class ConnectionConfig {
         @Nullable String device;
         boolean metrics, wiretap;
         boolean receiverCredits = true;
+        int maxMessageSize = 16 << 20, eagerMessageSize = Integer.MAX_VALUE;
 
         private Draft() {}
 
@@ -335,6 +361,8 @@ public final class ConnectionConfig {
             metrics = c.metrics;
             wiretap = c.wiretap;
             receiverCredits = c.receiverCredits;
+            maxMessageSize = c.maxMessageSize;
+            eagerMessageSize = c.eagerMessageSize;
         }
 
         private ConnectionConfig build() {

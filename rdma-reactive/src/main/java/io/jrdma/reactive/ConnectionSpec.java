@@ -277,6 +277,34 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     }
 
     /**
+     * The largest message this side accepts from a jrdma peer (default 16 MiB). A message larger
+     * than the receive buffers travels by rendezvous: the peer SENDs where it is, and this side
+     * reads it by RDMA READ into registered memory of its own, allocated when it arrives (kept in
+     * a small cache per size, so steady traffic registers nothing). A message above this limit
+     * fails the peer's send with {@link MessageTooLargeException}; the connection goes on
+     * (docs/credit-protocol.md, "Large messages"). Needs receiver credits on both sides.
+     *
+     * @param bytes at least 1
+     * @return a copy with that limit
+     */
+    public T maxMessageSize(int bytes) {
+        return with(d -> d.maxMessageSize = bytes);
+    }
+
+    /**
+     * The largest message {@link RdmaConnection#send(org.reactivestreams.Publisher)} and
+     * {@link RdmaConnection#sendByteArray} send eagerly, as one SEND into a receive buffer of the
+     * peer; larger ones go by rendezvous (see {@link #maxMessageSize}). Default: unlimited, that is
+     * up to the peer's receive buffer size, the most an eager message can be.
+     *
+     * @param bytes at least 1
+     * @return a copy with that threshold
+     */
+    public T eagerMessageSize(int bytes) {
+        return with(d -> d.eagerMessageSize = bytes);
+    }
+
+    /**
      * Sends and writes up to this size go inline: the NIC takes the bytes with the work request,
      * without a DMA read of the buffer (if the device grants that much).
      *

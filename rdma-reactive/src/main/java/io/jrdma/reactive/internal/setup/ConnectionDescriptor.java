@@ -20,18 +20,21 @@ import java.nio.charset.StandardCharsets;
  *   6  u16 receive queue depth           28  u32 exposed buffer length, low 32 bits
  *   8  u32 exposed buffer length, high 32 bits (0 below 4 GiB; a version 1 peer sends 0 there)
  * </pre>
- * Flags: bit 0 {@link #CREDITS}, this side speaks receiver credits (docs/credit-protocol.md); the
+ * Flags: bit 1 {@link #LARGE}, this side takes large messages by rendezvous (with credits only;
+ * docs/credit-protocol.md, "Large messages"). Bit 0 {@link #CREDITS}, this side speaks receiver credits (docs/credit-protocol.md); the
  * receive queue depth is then its initial grant, the messages the peer may send before a grant
  * arrives. Without the flag (a peer of an earlier version, a C peer) it is the depth of the
  * receive queue the peer's SENDs meet, advisory: with a server's shared receive queue, the
  * server's configured per-connection share of it.
  */
-public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed, boolean credits) {
+public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed, boolean credits, boolean large) {
     static final int MAGIC = 0x4A52444D;
     static final int VERSION = 1;
     public static final int SIZE = 32;
     /** Flags bit 0: receiver credits. */
     static final int CREDITS = 1;
+    /** Flags bit 1: large messages by rendezvous. */
+    static final int LARGE = 2;
 
     /** The wire fields are u16 and u32: a value that does not fit must fail, not be truncated. */
     public ConnectionDescriptor {
@@ -42,7 +45,12 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
 
     /** A descriptor without receiver credits (what a peer of an earlier version, or a C peer, sends). */
     public ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed) {
-        this(receiveDepth, receiveBufferSize, exposed, false);
+        this(receiveDepth, receiveBufferSize, exposed, false, false);
+    }
+
+    /** A descriptor with or without receiver credits, without large messages (a jrdma peer of the first credits version). */
+    public ConnectionDescriptor(int receiveDepth, int receiveBufferSize, RemoteBuffer exposed, boolean credits) {
+        this(receiveDepth, receiveBufferSize, exposed, credits, false);
     }
 
     /**
@@ -56,7 +64,7 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
         boolean remote = config.exposedAccess().stream().anyMatch(a -> a != Access.LOCAL_WRITE);
         RemoteBuffer e = exposed == null || !remote ? new RemoteBuffer(0, 0, 0) : exposed.toRemote(0, exposed.capacity());
         return initialGrant < 0 ? new ConnectionDescriptor(config.receiveQueueDepth(), config.bufferSize(), e)
-                : new ConnectionDescriptor(initialGrant, config.bufferSize(), e, true);
+                : new ConnectionDescriptor(initialGrant, config.bufferSize(), e, true, true);
     }
 
     /** This side's descriptor for the connection {@code core} (its exposed region, its credits). */
@@ -67,7 +75,7 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
     public byte[] encode() {
         ByteBuffer b = ByteBuffer.allocate(SIZE).order(ByteOrder.BIG_ENDIAN);
         long length = exposed.length();
-        b.putInt(MAGIC).put((byte) VERSION).put((byte) (credits ? CREDITS : 0)).putShort((short) receiveDepth).putInt((int) (length >>> 32))
+        b.putInt(MAGIC).put((byte) VERSION).put((byte) ((credits ? CREDITS : 0) | (large ? LARGE : 0))).putShort((short) receiveDepth).putInt((int) (length >>> 32))
                 .putInt(receiveBufferSize);
         b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) length);
         return b.array();
@@ -103,7 +111,8 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
             throw new ConnectionException.Protocol("a jrdma connection descriptor with receive depth " + depth + " and buffer size "
                     + Integer.toUnsignedString(size) + " (cut short?)");
         }
-        return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length), (flags & CREDITS) != 0);
+        return new ConnectionDescriptor(depth, size, new RemoteBuffer(address, rkey, length), (flags & CREDITS) != 0,
+                (flags & CREDITS) != 0 && (flags & LARGE) != 0);
     }
 
     /**
