@@ -199,8 +199,15 @@ public final class RdmaConnection implements Disposable {
      * element's buffer reference passes to the stream: it is released once its SEND completed
      * (zero copy). An echo is {@code conn.send(conn.receives().map(...))}.
      *
+     * <p>A message larger than the peer's receive buffers (or than {@link ConnectionSpec#eagerMessageSize})
+     * goes by rendezvous when the peer takes large messages (every jrdma peer of this version
+     * does; docs/credit-protocol.md, "Large messages"): the peer reads it by RDMA READ, straight
+     * from its buffer when that was registered with {@code REMOTE_READ}, else from a copy; its
+     * buffer is released once the peer has read it. A message over the peer's
+     * {@link ConnectionConfig#maxMessageSize()} fails the stream with {@link MessageTooLargeException}.
+     *
      * @param messages slices of registered memory of this connection's device, each at most the
-     *                 peer's receive buffer size
+     *                 peer's receive buffer size, or its maxMessageSize when it takes large messages
      * @return completes once {@code messages} completed and every SEND completed; fails with the
      *         first error (of {@code messages}, or of a SEND: see the class description), cancelling
      *         {@code messages}; cancelling it cancels {@code messages} (SENDs posted complete on their own)
@@ -212,18 +219,28 @@ public final class RdmaConnection implements Disposable {
     /**
      * {@link #send(Publisher)} of copies of {@code messages}, each through a buffer of
      * {@link #buffers()}: a message is requested when the peer's demand allows, copied, and its
-     * buffer goes back to the pool once its SEND completed.
+     * buffer goes back to the pool once its SEND completed. A message larger than the buffers (or
+     * than {@link ConnectionSpec#eagerMessageSize}) goes by rendezvous when the peer takes large
+     * messages (every jrdma peer of this version does), copied once into memory it may read.
      *
-     * @param messages the messages, each at most the pool's buffer size
+     * @param messages the messages, each at most the pool's buffer size, or the peer's
+     *                 {@link ConnectionConfig#maxMessageSize()} when it takes large messages
      * @return as {@link #send(Publisher)}
      */
     public Mono<Void> sendByteArray(Publisher<byte[]> messages) {
         // no operation timeout on the wait for a buffer: concatMap takes its next element ahead of the
         // stream's demand, and a consumer on the other host may rightly hold the stream for longer
-        return send(Flux.from(messages).concatMap(bytes -> bytes.length > config.bufferSize()
-                ? Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + config.bufferSize()))
-                : Mono.defer(() -> core.copyPool().acquire()).onErrorMap(e -> core.isClosing(), e -> core.closedError())
-                        .map(b -> ScatterGatherElement.of(b.put(0, bytes), 0, bytes.length)), 0));
+        return send(Flux.from(messages).concatMap(bytes -> {
+            boolean large = bytes.length > core.eagerLimit() || bytes.length > config.bufferSize();
+            if (large && core.eagerLimit() == Integer.MAX_VALUE) {
+                return Mono.error(new IllegalArgumentException(bytes.length + " bytes exceed the buffer size " + config.bufferSize()
+                        + " (the peer takes no large messages)"));
+            }
+            // a large one is copied once, into memory the peer may read (docs/credit-protocol.md, "Large messages")
+            return Mono.defer(() -> large ? core.largeCopy(bytes.length) : core.copyPool().acquire())
+                    .onErrorMap(e -> core.isClosing(), e -> core.closedError())
+                    .map(b -> ScatterGatherElement.of(b.put(0, bytes), 0, bytes.length));
+        }, 0));
     }
 
     /**

@@ -58,8 +58,8 @@ final class Errors {
         }
         if (size != null && causedBy(e, MemoryLockLimitException.class)) {
             // a failed connect wraps it: the option that asked for the memory is named either way
-            // its receives, the two more it keeps for the peer's credit grants (docs/credit-protocol.md), its send buffers
-            return message + " (each connection registers " + (2 * ModeOptions.BUFFERS + 2) + " x --size " + size + " bytes)";
+            // its receives, the four more it keeps for the peer's grants and large-message replies (docs/credit-protocol.md), its send buffers
+            return message + " (each connection registers " + (2 * ModeOptions.BUFFERS + 4) + " x --size " + size + " bytes)";
         }
         if (e instanceof ConnectionException.Closed) return "the connection ended: " + message;
         if (e instanceof RdmaException || e instanceof IllegalArgumentException) return message;

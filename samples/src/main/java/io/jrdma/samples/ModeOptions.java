@@ -48,7 +48,8 @@ final class ModeOptions {
 
     @Option(names = "--size", defaultValue = "4096", paramLabel = "BYTES", converter = BufferSize.class,
             description = "Buffer size: the largest message, and the memory a server exposes. Each side registers (locks in memory)"
-                    + " 18 receive buffers of this size (2 for the peer's credit grants), and 16 send buffers once it sends: 34 x BYTES,"
+                    + " 20 receive buffers of this size (4 for the peer's credit grants and large-message replies),"
+                    + " and 16 send buffers once it sends: 36 x BYTES,"
                     + " plus BYTES a server exposes."
                     + " 8 to 1073741824. Default: ${DEFAULT-VALUE}.")
     int size;

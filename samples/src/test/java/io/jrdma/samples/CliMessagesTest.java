@@ -95,7 +95,7 @@ class CliMessagesTest {
     void theHelpSaysWhatSizeRegisters() {
         Run r = rdma("send", "--help");
         String help = r.out().replaceAll("\\s+", " ");
-        assertTrue(help.contains("18 receive buffers of this size (2 for the peer's credit grants), and 16 send buffers once it sends: 34 x BYTES"), help);
+        assertTrue(help.contains("20 receive buffers of this size (4 for the peer's credit grants and large-message replies), and 16 send buffers once it sends: 36 x BYTES"), help);
         assertTrue(help.contains("8 to 1073741824"), help);
     }
 
@@ -131,11 +131,11 @@ class CliMessagesTest {
                         "RdmaConnection[rdma_cm 10.77.0.1:1 -> 10.77.0.2:7471, QP 0x11]"), 30, 4096)));
         String memlock = Errors.describe(new MemoryLockLimitException("ibv_reg_mr", 12, 16 << 20, 64 << 10), 30, 1 << 20);
         assertTrue(memlock.endsWith("raise it with 'ulimit -l unlimited', LimitMEMLOCK=infinity (systemd) or memlock in"
-                + " /etc/security/limits.conf (each connection registers 34 x --size 1048576 bytes)"), memlock);
+                + " /etc/security/limits.conf (each connection registers 36 x --size 1048576 bytes)"), memlock);
         assertReadable(memlock);
         String wrapped = Errors.describe(new ConnectionException("connecting to 10.77.0.2:7475 failed: x",
                 new MemoryLockLimitException("ibv_reg_mr", 12, 16 << 20, 64 << 10)), 30, 1 << 20);
-        assertTrue(wrapped.endsWith("(each connection registers 34 x --size 1048576 bytes)"), "a failed connect names --size too: " + wrapped);
+        assertTrue(wrapped.endsWith("(each connection registers 36 x --size 1048576 bytes)"), "a failed connect names --size too: " + wrapped);
         assertEquals("unexpected error: boom (RDMA_DEBUG=1 prints the stack trace)", Errors.describe(new UnsupportedOperationException("boom")));
     }
 

@@ -48,6 +48,9 @@ public abstract class MemoryInternals {
 
     public abstract void whenReleased(BufferPool pool, Runnable action);
 
+    /** Whether {@code pool} was registered with REMOTE_READ (a peer may read its buffers). */
+    public abstract boolean remoteRead(BufferPool pool);
+
     /** Leak detection for a pool the application created ({@code region}: one registered region). */
     public abstract void track(BufferPool pool, Leaks.Site site, boolean region);
 

@@ -46,6 +46,8 @@ public final class BufferPool implements AutoCloseable {
     /** Takes a buffer whose last reference went, before it reaches the free list (a receive queue re-posting it). */
     private volatile Predicate<RegisteredBuffer> reclaimer;
     private volatile @Nullable PoolLeak leak;  // only with leak detection on, for pools the application created
+    /** Whether a peer may READ the buffers (registered with REMOTE_READ): a large message's source need not be copied. */
+    private volatile boolean remoteRead;  // set once, right after registration
 
     /**
      * Carves {@code count} buffers out of {@code memory}. The pool logic is plain Java; what makes
@@ -93,10 +95,12 @@ public final class BufferPool implements AutoCloseable {
     static BufferPool register(ProtectionDomain pd, long bufferSize, int count, Set<Access> access, Runnable afterDeregister) {
         if (bufferSize <= 0 || count <= 0) throw new IllegalArgumentException("buffer size and count must be positive");
         MemoryRegion region = pd.allocateRegistered(stride(bufferSize) * count, access);
-        return new BufferPool(pd, region.segment(), region.lkey(), region.rkey(), bufferSize, count, () -> {
+        BufferPool pool = new BufferPool(pd, region.segment(), region.lkey(), region.rkey(), bufferSize, count, () -> {
             region.close();
             afterDeregister.run();
         });
+        pool.remoteRead = access.contains(Access.REMOTE_READ);
+        return pool;
     }
 
     /** Cache-line aligned slices: two buffers never share a line the NIC and a CPU both write. */
@@ -352,6 +356,11 @@ public final class BufferPool implements AutoCloseable {
         @Override
         public @Nullable ProtectionDomain protectionDomain(BufferPool pool) {
             return pool.pd;
+        }
+
+        @Override
+        public boolean remoteRead(BufferPool pool) {
+            return pool.remoteRead;
         }
 
         @Override

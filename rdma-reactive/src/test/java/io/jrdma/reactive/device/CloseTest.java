@@ -78,7 +78,7 @@ class CloseTest {
     void closingFlushesEachPostedReceiveExactlyOnce(Transport transport) {
         try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), RdmaClient.create().queueDepth(4, 8))) {
             RdmaConnection client = p.client;
-            int posted = 8 + io.jrdma.reactive.internal.core.Credits.RESERVED;  // its window, and two kept for credit grants
+            int posted = 8 + io.jrdma.reactive.internal.core.Credits.RECEIVES_RESERVED;  // its window, and four kept for grants and rendezvous replies
             assertEquals(posted, client.receivesPosted());
             List<WorkCompletion> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
             client.completions().subscribe(seen::add);

@@ -116,7 +116,7 @@ class MisuseTest {
         m.release();
         m.release();  // documented as idempotent: the receive buffer went back once
         // its window and the two receives it keeps for credit grants
-        assertEquals(p.accepted.config().receiveQueueDepth() + io.jrdma.reactive.internal.core.Credits.RESERVED, p.accepted.receivesPosted());
+        assertEquals(p.accepted.config().receiveQueueDepth() + io.jrdma.reactive.internal.core.Credits.RECEIVES_RESERVED, p.accepted.receivesPosted());
 
         Mono<Void> first = p.client.close();
         StepVerifier.create(Mono.when(first, p.client.close())).expectComplete().verify(TIMEOUT);

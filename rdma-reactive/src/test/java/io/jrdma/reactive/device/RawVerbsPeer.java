@@ -63,6 +63,15 @@ public final class RawVerbsPeer implements AutoCloseable {
 
     /** As {@link #connect(String, InetSocketAddress)}; {@code claimCredits}: its descriptor says it speaks receiver credits (it keeps none). */
     public static RawVerbsPeer connect(String local, InetSocketAddress server, boolean claimCredits) {
+        return connect(local, server, claimCredits, false, 4096);
+    }
+
+    /**
+     * As {@link #connect(String, InetSocketAddress, boolean)}; {@code claimLarge}: its descriptor
+     * also says it takes large messages (docs/credit-protocol.md), and its region of {@code bytes}
+     * is registered for the peer to READ, a rendezvous source ({@link #sendRendezvous}).
+     */
+    public static RawVerbsPeer connect(String local, InetSocketAddress server, boolean claimCredits, boolean claimLarge, long bytes) {
         RawVerbsPeer p = new RawVerbsPeer();
         try {
             p.channel = p.own(EventChannel.create());
@@ -71,8 +80,9 @@ public final class RawVerbsPeer implements AutoCloseable {
             p.channel.await(p.id, CmEventType.ADDR_RESOLVED, WAIT);
             p.id.resolveRoute(WAIT);
             p.channel.await(p.id, CmEventType.ROUTE_RESOLVED, WAIT);
-            p.setUp(p.id, EnumSet.of(Access.LOCAL_WRITE));
-            byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(0, 0, 0), claimCredits).encode();
+            p.setUp(p.id, claimLarge ? EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ) : EnumSet.of(Access.LOCAL_WRITE), bytes);
+            byte[] descriptor = new ConnectionDescriptor(RECEIVE_DEPTH, RECEIVE_SIZE, new RemoteBuffer(0, 0, 0), claimCredits,
+                    claimCredits && claimLarge).encode();
             p.id.connect(ConnectionParameters.defaults().withPrivateData(descriptor));
             p.peerPrivateData = p.channel.await(p.id, CmEventType.ESTABLISHED, WAIT).privateData();
             return p;
@@ -159,6 +169,32 @@ public final class RawVerbsPeer implements AutoCloseable {
             if (n == 0) Thread.onSpinWait();
         }
         throw new AssertionError("no completion for " + opcode + " within " + WAIT);
+    }
+
+    /**
+     * Sends jrdma's rendezvous descriptor (docs/credit-protocol.md, "Large messages") of
+     * {@code length} bytes at {@code address} with {@code rkey} in slot {@code slot}: a SEND_WITH_IMM
+     * of 16 bytes from a region of its own, and waits for its completion.
+     *
+     * @return the completion's status
+     */
+    WcStatus sendRendezvous(int slot, long address, int rkey, int length) {
+        try (MemoryRegion d = pd.allocateRegistered(16, EnumSet.of(Access.LOCAL_WRITE))) {
+            java.nio.ByteBuffer b = d.segment().asByteBuffer().order(java.nio.ByteOrder.BIG_ENDIAN);
+            b.putLong(address).putInt(rkey).putInt(length);
+            long wrId = nextWrId++;
+            wr.reset().wrId(wrId).opcode(SendOpcode.SEND_WITH_IMM).immediate(0xC000_0000 | slot).flags(SendFlags.SIGNALED).sge(0, d, 0, 16);
+            qp.postSend(wr);
+            long deadline = System.nanoTime() + WAIT.toNanos();
+            while (System.nanoTime() - deadline < 0) {
+                int n = cq.poll(wcs);
+                for (int i = 0; i < n; i++) {
+                    if (wcs.wrId(i) == wrId) return wcs.status(i);
+                }
+                if (n == 0) Thread.onSpinWait();
+            }
+            throw new AssertionError("no completion for the rendezvous descriptor within " + WAIT);
+        }
     }
 
     /** Deregisters this side's region while the connection stays up, as a process that exits does first. */

@@ -40,7 +40,7 @@ class ReceiveOwnershipTest {
                 }).expectComplete().verify(TIMEOUT);
             }
             // its window and the two receives it keeps for credit grants
-            LabPeers.await(() -> server.receivesPosted() == 4 + io.jrdma.reactive.internal.core.Credits.RESERVED, "every receive slot is posted again");
+            LabPeers.await(() -> server.receivesPosted() == 4 + io.jrdma.reactive.internal.core.Credits.RECEIVES_RESERVED, "every receive slot is posted again");
         }
     }
 

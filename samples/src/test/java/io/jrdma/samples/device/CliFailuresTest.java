@@ -82,8 +82,8 @@ class CliFailuresTest {
                         + " invalid service ID): start the server, or check its address, port and transport (a server that sets up over"
                         + " TCP is not an rdma_cm listener)\n", wrongTransport.stderr(), wrongTransport.transcript());
             }
-            // its 16 receive buffers of 1 MiB and the two it keeps for credit grants
-            String accepting = "ibv_reg_mr: Cannot allocate memory \\(ENOMEM 12\\)\\. Registering 18874368 bytes exceeds the locked-memory"
+            // its 16 receive buffers of 1 MiB and the four it keeps for credit grants and large-message replies
+            String accepting = "ibv_reg_mr: Cannot allocate memory \\(ENOMEM 12\\)\\. Registering 20971520 bytes exceeds the locked-memory"
                     + " limit \\(65536 bytes\\): raise it with 'ulimit -l unlimited'.*$";
             cmServer.awaitStderr("^rdma: could not accept a connection from " + CLIENT_IP + ":\\d+ on " + SERVER_IP + ":" + cmPort
                     + ", rejected it: " + accepting, RUN);

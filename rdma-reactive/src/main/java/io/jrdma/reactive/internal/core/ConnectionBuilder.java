@@ -59,8 +59,9 @@ public final class ConnectionBuilder {
     /**
      * The setup path speaks jrdma's protocol (a connection descriptor each way): this side offers
      * receiver credits (docs/credit-protocol.md), which go on if the peer's descriptor offers them
-     * too ({@link ConnectionCore#peerDescribed}). The QP gets {@link Credits#RESERVED} more send
-     * and receive entries for control messages.
+     * too ({@link ConnectionCore#peerDescribed}), and takes large messages by rendezvous. The QP
+     * gets {@link Credits#RECEIVES_RESERVED} more receive entries and {@link Rendezvous#CONTROL_SENDS}
+     * more send entries, for control messages and rendezvous READs.
      */
     public ConnectionBuilder speaksCredits() {
         this.speaksCredits = true;
@@ -80,15 +81,16 @@ public final class ConnectionBuilder {
      */
     public ConnectionCore create() {
         if (teardown == null) throw new IllegalStateException("a connection needs a teardown");
-        int control = speaksCredits ? Credits.RESERVED : 0;
+        int control = speaksCredits ? Credits.RECEIVES_RESERVED : 0;
+        int controlSends = speaksCredits ? Rendezvous.CONTROL_SENDS : 0;
         int receiveDepth = config.receiveQueueDepth() + control;
-        int entries = config.sendQueueDepth() + control + (srq == null ? receiveDepth : 0);
+        int entries = config.sendQueueDepth() + controlSends + (srq == null ? receiveDepth : 0);
         CqLease lease = loop.reserve(domain, entries, srq);
         List<Runnable> undo = new ArrayList<>();
         undo.add(lease::release);
         try {
             QueuePairInit init = QueuePairInit.of(QpType.RC, lease.completionQueue(), lease.completionQueue())
-                    .sendQueue(config.sendQueueDepth() + control, config.maxScatterGather())
+                    .sendQueue(config.sendQueueDepth() + controlSends, config.maxScatterGather())
                     .receiveQueue(receiveDepth, 1)
                     .maxInlineData(config.maxInlineData());
             if (srq != null) init = init.sharedReceiveQueue(srq.queue());

@@ -132,8 +132,8 @@ public final class ConnectionCore implements Loop.Member {
         this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), poster, Schedulers.parallel(),
                 System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
         this.completions = new CompletionStream(loop, this::process);
-        this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget());
-        this.credits = b.speaksCredits ? new CreditLink(this, poster, loop, sendQueue, config.receiveQueueDepth(), b.sharedCredits) : null;
+        this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget(this, close, sendQueue, receives));
+        this.credits = b.speaksCredits ? new CreditLink(this, poster, domain, sendQueue, b.sharedCredits) : null;
         if (credits != null && receives instanceof OwnReceives own) own.onReposted(credits::reposted);
     }
 
@@ -167,12 +167,13 @@ public final class ConnectionCore implements Loop.Member {
     /**
      * The peer's connection descriptor is in: receiver credits go on if this side offered them
      * ({@link ConnectionBuilder#speaksCredits()}) and the peer does too ({@code peerWindow}: its
-     * initial grant). Before the application has the connection; once.
+     * initial grant), and large messages if it takes them too ({@code peerBufferSize}: its receive
+     * buffers'). Before the application has the connection; once.
      *
      * @throws ConnectionException.Rejected when the server's shared receive queue has no room for it
      */
-    public void peerDescribed(boolean peerSpeaksCredits, int peerWindow) {
-        if (credits != null) credits.described(peerSpeaksCredits, peerWindow);
+    public void peerDescribed(boolean peerSpeaksCredits, int peerWindow, boolean peerTakesLarge, int peerBufferSize) {
+        if (credits != null) credits.described(peerSpeaksCredits, peerWindow, peerTakesLarge, peerBufferSize);
     }
 
     /** What this side grants the peer in its descriptor, or -1 if it offers no receiver credits (after {@link #peerDescribed}, on a server). */
@@ -183,6 +184,16 @@ public final class ConnectionCore implements Loop.Member {
     /** The peer's credits this side holds unused, or -1 when the peer grants none. */
     public int peerCredits() {
         return CreditLink.peerCredits(credits);
+    }
+
+    /** The largest message a stream sends eagerly: above it, large messages by rendezvous (MAX_VALUE: the peer takes none). */
+    public int eagerLimit() {
+        return credits == null ? Integer.MAX_VALUE : credits.eagerLimit();
+    }
+
+    /** Memory of this connection the peer may read, for a copy of a large message (only below {@link #eagerLimit()} &lt; MAX_VALUE). */
+    public Mono<RegisteredBuffer> largeCopy(int length) {
+        return CreditLink.largeCopy(credits, length);
     }
 
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
@@ -347,8 +358,8 @@ public final class ConnectionCore implements Loop.Member {
         if (!shared && (wrId & ((long) TAG_MASK << 32)) != tag) return;  // a destroyed QP's, whose number this QP reuses
         boolean receive = (wrId & RECEIVE) != 0;
         WcStatus status = wcs.status(i);
-        if (!receive && (int) wrId >= config.sendQueueDepth()) {  // a credit grant's, in the slots beyond the send queue's
-            credits.controlCompleted((int) wrId - config.sendQueueDepth(), status);
+        if (!receive && (int) wrId >= config.sendQueueDepth()) {  // a grant's, a rendezvous READ's or DONE's: slots beyond the send queue's
+            credits.controlCompleted((int) wrId - config.sendQueueDepth(), wcs, i);
             return;
         }
         // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
@@ -376,33 +387,6 @@ public final class ConnectionCore implements Loop.Member {
         if (wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR && !close.isClosing()) beginClose(qpInError());
         RdmaOperationException error = sendQueue.complete((int) wc.wrId(), wc);
         if (error != null && wc.status() != WcStatus.IBV_WC_WR_FLUSH_ERR) beginClose(error);  // an RC error puts the QP in ERR
-    }
-
-    /** Where held remote errors go ({@link HeldErrors}): the send queue, then the close. */
-    private final class HeldTarget implements HeldErrors.Target {
-        @Override
-        public @Nullable Throwable closing() {
-            return close.isClosing() ? close.cause() : null;
-        }
-
-        @Override
-        public void holding() {
-            // a flushed receive must not be posted again into the QP in ERR (it would come back at once, over and over)
-            receives.close();
-        }
-
-        @Override
-        public void first(WorkCompletion wc, @Nullable Throwable meanwhile) {
-            RdmaOperationException error = RdmaOperationException.of(wc, null, meanwhile);
-            // signalled before the close fails the posts still waiting for a credit: a stream sees the first error first
-            sendQueue.complete((int) wc.wrId(), wc, error);
-            beginClose(error);
-        }
-
-        @Override
-        public void next(WorkCompletion wc) {
-            sendQueue.complete((int) wc.wrId(), wc);
-        }
     }
 
     private void onReceiveCompletion(WorkCompletion wc) {
@@ -510,7 +494,7 @@ public final class ConnectionCore implements Loop.Member {
 
     @Override
     public boolean drained() {
-        return sendQueue.inFlight() == 0 && receives.posted() == 0;
+        return sendQueue.inFlight() == 0 && receives.posted() == 0 && (credits == null || credits.readsInFlight() == 0);
     }
 
     @Override

@@ -1,14 +1,22 @@
 package io.jrdma.reactive.internal.core;
 
+import io.jrdma.ffm.Access;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
+import io.jrdma.ffm.WorkCompletions;
+import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -31,7 +39,10 @@ import reactor.util.Loggers;
  * <li>a connection of a shared receive queue joins the queue's credits when described (and is
  *     refused if there is no room) and leaves them when destroyed;</li>
  * <li>a control message that fails to post, or whose send fails for another reason than the
- *     close's flush, closes the connection.</li>
+ *     close's flush, closes the connection;</li>
+ * <li>where both sides take large messages, it holds their two halves ({@link Rendezvous} sends,
+ *     {@link RendezvousReceiver} receives): messages go through the receiver, DONEs (control
+ *     messages whose immediate is {@link Rendezvous#isReserved reserved}) to the sender.</li>
  * </ul>
  */
 final class CreditLink {
@@ -41,6 +52,7 @@ final class CreditLink {
 
     private final ConnectionCore connection;
     private final SendPoster poster;
+    private final DeviceDomain domain;
     private final Loop loop;
     private final SendQueue sendQueue;
     private final int window;
@@ -52,18 +64,24 @@ final class CreditLink {
     private @Nullable List<Early> early;
     private final boolean[] controlSlotBusy = new boolean[Credits.RESERVED];  // loop thread
     private final AtomicBoolean grantScheduled = new AtomicBoolean();
+    /** Both halves of large messages, once described, when the peer takes them too; else null. */
+    private volatile @Nullable Rendezvous rendezvous;
+    private volatile @Nullable RendezvousReceiver rendezvousReceiver;
+    /** The largest message a stream sends eagerly (MAX_VALUE: every one). */
+    private volatile int eagerLimit = Integer.MAX_VALUE;
     private final Runnable grantTask = () -> {
         grantScheduled.set(false);
         grant();
     };
 
     /** {@code shared}: the credits of the listener's shared receive queue, or null for a receive queue of the connection's own. */
-    CreditLink(ConnectionCore connection, SendPoster poster, Loop loop, SendQueue sendQueue, int window, @Nullable SharedCredits shared) {
+    CreditLink(ConnectionCore connection, SendPoster poster, DeviceDomain domain, SendQueue sendQueue, @Nullable SharedCredits shared) {
         this.connection = connection;
         this.poster = poster;
-        this.loop = loop;
+        this.domain = domain;
+        this.loop = connection.loop();
         this.sendQueue = sendQueue;
-        this.window = window;
+        this.window = connection.config().receiveQueueDepth();
         this.shared = shared;
     }
 
@@ -93,8 +111,19 @@ final class CreditLink {
      *
      * @throws ConnectionException.Rejected when a shared receive queue has no room for the connection
      */
-    void described(boolean peerSpeaksCredits, int peerWindow) {
+    void described(boolean peerSpeaksCredits, int peerWindow, boolean peerTakesLarge, int peerBufferSize) {
         Credits c = null;
+        if (peerSpeaksCredits && peerTakesLarge) {
+            ConnectionConfig config = connection.config();
+            // the peer reads a source straight from a copy: memory of this connection alone, so it reads nothing else
+            LargeBuffers copies = new LargeBuffers(domain, EnumSet.of(Access.LOCAL_WRITE, Access.REMOTE_READ));
+            LazyPool descriptors = new LazyPool(() -> domain.pool(64, 2 * Rendezvous.SLOTS, EnumSet.of(Access.LOCAL_WRITE)), connection::isClosing);
+            rendezvous = new Rendezvous(connection, sendQueue, loop, Schedulers.parallel(), config.operationTimeout(), copies, descriptors);
+            rendezvousReceiver = new RendezvousReceiver(connection, poster, loop, new LargeBuffers(domain, EnumSet.of(Access.LOCAL_WRITE)),
+                    config.maxMessageSize());
+            eagerLimit = Math.min(config.eagerMessageSize(), peerBufferSize);
+            sendQueue.reserveRendezvousImmediates();
+        }
         if (peerSpeaksCredits) {
             if (shared != null) {
                 SharedCredits.Member m = shared.join(window, peerWindow, this::supplied);
@@ -121,6 +150,12 @@ final class CreditLink {
         if (waiting != null) for (Early e : waiting) arrived(e.buffer, e.opcode, e.byteLength, e.hasImmediate, e.immediate);
     }
 
+    private void deliver(RegisteredBuffer buffer, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) {
+        RendezvousReceiver r = rendezvousReceiver;
+        if (r != null) r.arrived(buffer, opcode, byteLength, hasImmediate, immediate);
+        else connection.deliver(buffer, byteLength, hasImmediate, immediate);
+    }
+
     /**
      * Loop thread: a receive completed with {@code buffer}. A message goes to the application
      * (counted against the peer's credits), a control message is taken here.
@@ -136,7 +171,7 @@ final class CreditLink {
             // a peer without credits on a shared queue took a receive nobody promised it: its
             // re-post must not count as one more free for the others
             if (shared != null) shared.reposted(-1);
-            connection.deliver(buffer, byteLength, hasImmediate, immediate);
+            connection.deliver(buffer, byteLength, hasImmediate, immediate);  // no credits, no large messages
             return;
         }
         if (Credits.isControl(opcode == WcOpcode.RECV && hasImmediate, byteLength)) {
@@ -151,7 +186,7 @@ final class CreditLink {
         }
         SharedCredits.Member m = member;
         if (m != null) m.messageArrived();
-        connection.deliver(buffer, byteLength, hasImmediate, immediate);
+        deliver(buffer, opcode, byteLength, hasImmediate, immediate);
         if (c.grantDue()) grant();  // the peer may wait for this very credit, say
     }
 
@@ -160,6 +195,11 @@ final class CreditLink {
         if (member != null) shared.reposted(-1);
         else c.supplied(-1);
         buffer.release();
+        Rendezvous r = rendezvous;
+        if (r != null && Rendezvous.isReserved(immediate)) {
+            r.doneArrived(immediate);
+            return;
+        }
         if (c.controlArrived(immediate) < 0) {
             fail(new ConnectionException.Protocol(connection.description() + String.format(
                     ": the peer sent a malformed credit grant (immediate 0x%08x)", immediate)));
@@ -210,8 +250,37 @@ final class CreditLink {
         connection.beginClose(error);
     }
 
-    /** Loop thread: the control message in slot {@code index} completed; one that failed for another reason than the close closes the connection. */
-    void controlCompleted(int index, WcStatus status) {
+    /** A protocol violation of {@code connection}'s peer: logged, and the connection closes. */
+    static void failProtocol(ConnectionCore connection, String what) {
+        ConnectionException.Protocol error = new ConnectionException.Protocol(connection.description() + ": " + what);
+        LOG.warn(connection + ": " + error.getMessage());
+        connection.beginClose(error);
+    }
+
+    /** Memory of {@code link}'s connection the peer may read, for a copy of a large message. */
+    static Mono<RegisteredBuffer> largeCopy(@Nullable CreditLink link, int length) {
+        Rendezvous r = link == null ? null : link.rendezvous;
+        return r == null ? Mono.error(new IllegalStateException("the peer takes no large messages")) : r.copyBuffer(length);
+    }
+
+    /**
+     * Loop thread: the work request in control slot {@code index} (completion {@code i} of
+     * {@code wcs}) completed: a grant, or a large message's READ or DONE. One that failed for
+     * another reason than the close closes the connection.
+     */
+    void controlCompleted(int index, WorkCompletions wcs, int i) {
+        WcStatus status = wcs.status(i);
+        RendezvousReceiver r = rendezvousReceiver;
+        if (index >= Credits.RESERVED && r != null) {
+            if (index >= Rendezvous.doneSlot(0)) {
+                r.doneCompleted(status);
+            } else {
+                WorkCompletion failed = status == WcStatus.IBV_WC_SUCCESS ? null : new WorkCompletion(wcs.wrId(i), status, WcOpcode.RDMA_READ,
+                        0, false, 0, wcs.qpNumber(i), wcs.vendorError(i));
+                r.readCompleted(index - Credits.RESERVED, status, failed);
+            }
+            return;
+        }
         if (status != WcStatus.IBV_WC_SUCCESS) {
             if (status != WcStatus.IBV_WC_WR_FLUSH_ERR) {
                 connection.beginClose(new ConnectionException.Closed(connection.description() + ": a receiver-credit grant to the peer failed ("
@@ -236,10 +305,28 @@ final class CreditLink {
         return credits;
     }
 
+    /** The largest message a stream sends eagerly; larger ones go by {@link #rendezvous()} (MAX_VALUE: every one is eager). */
+    int eagerLimit() {
+        return eagerLimit;
+    }
+
+    /** The sending half of large messages, or null when the peer takes none. */
+    @Nullable Rendezvous rendezvous() {
+        return rendezvous;
+    }
+
+    /** READs of the peer's large messages posted and not completed (loop thread). */
+    int readsInFlight() {
+        RendezvousReceiver r = rendezvousReceiver;
+        return r == null ? 0 : r.readsInFlight();
+    }
+
     /** Closing: streams waiting for a credit look again (and find the connection closed). */
     void closing() {
         Credits c = credits;
         if (c != null) c.wakeWaiters();
+        Rendezvous r = rendezvous;
+        if (r != null) r.closing();
     }
 
     /** Loop thread, after the QP is destroyed: a shared queue gets this connection's share back; early messages go back. */
@@ -249,5 +336,9 @@ final class CreditLink {
         List<Early> waiting = early;
         early = null;
         if (waiting != null) for (Early e : waiting) e.buffer.release();
+        Rendezvous r = rendezvous;
+        if (r != null) r.destroyed();
+        RendezvousReceiver rr = rendezvousReceiver;
+        if (rr != null) rr.destroyed();
     }
 }

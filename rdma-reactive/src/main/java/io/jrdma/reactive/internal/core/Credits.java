@@ -39,6 +39,11 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Credits {
     /** Receives each side posts beyond its window, for the peer's control messages. */
     public static final int RESERVED = 2;
+    /**
+     * Receives each side posts beyond its window: {@link #RESERVED} for the peer's grants, and
+     * {@link Rendezvous#SLOTS} for its rendezvous replies (DONE), which need no credit either.
+     */
+    public static final int RECEIVES_RESERVED = RESERVED + Rendezvous.SLOTS;
     static final int CONTROL = 1 << 31;
     private static final int COUNT_MASK = (1 << 30) - 1;
 

@@ -2,6 +2,8 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -30,7 +32,12 @@ import reactor.core.publisher.Operators;
  *     completed and every message completed, and fails with the first error (upstream's, or a
  *     message's), cancelling upstream;</li>
  * <li>credits taken for elements that never arrived (upstream completed, failed or was cancelled
- *     first) are given back, once.</li>
+ *     first) are given back, once;</li>
+ * <li>an element above the outlet's {@link Outlet#eagerLimit()} goes by rendezvous: it waits for
+ *     a rendezvous slot ({@link Outlet#tryTakeSlot()}), and the elements after it wait behind it
+ *     (parked, in order); its operation completes when the peer has read it. Nothing is parked
+ *     while no large element waits, so the eager path allocates nothing more;</li>
+ * <li>elements parked when the stream ends are released and their credits given back.</li>
  * </ul>
  */
 public final class MessageStream extends Mono<Void> {
@@ -47,6 +54,26 @@ public final class MessageStream extends Mono<Void> {
 
         /** The SEND of {@code message}, not subscribed yet. */
         SendQueue.Op operation(ScatterGatherElement message);
+
+        /** The largest message sent as one SEND; larger ones go by {@link #rendezvous}. MAX_VALUE: every one. */
+        default int eagerLimit() {
+            return Integer.MAX_VALUE;
+        }
+
+        /** A rendezvous slot, taken, or -1 (then {@link #awaitSlot}). */
+        default int tryTakeSlot() {
+            return -1;
+        }
+
+        /** Runs {@code wake} once, on any thread, when a slot may have come free (at once if closing). */
+        default void awaitSlot(Runnable wake) {
+            wake.run();
+        }
+
+        /** The rendezvous of {@code message} in {@code slot}, its credit taken: completes once the peer has read it. */
+        default Mono<WorkCompletion> rendezvous(ScatterGatherElement message, int slot) {
+            throw new UnsupportedOperationException("no large messages");
+        }
     }
 
     /** A connection's outlet: its send queue, as many in flight as it has send slots, its credit link (null: none). */
@@ -65,6 +92,29 @@ public final class MessageStream extends Mono<Void> {
         @Override
         public SendQueue.Op operation(ScatterGatherElement m) {
             return queue.operation(io.jrdma.ffm.SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+        }
+
+        @Override
+        public int eagerLimit() {
+            return link == null ? Integer.MAX_VALUE : link.eagerLimit();
+        }
+
+        @Override
+        public int tryTakeSlot() {
+            Rendezvous r = link == null ? null : link.rendezvous();
+            return r == null ? -1 : r.tryTakeSlot();
+        }
+
+        @Override
+        public void awaitSlot(Runnable wake) {
+            Rendezvous r = link == null ? null : link.rendezvous();
+            if (r == null) wake.run();
+            else r.awaitSlot(wake);
+        }
+
+        @Override
+        public Mono<WorkCompletion> rendezvous(ScatterGatherElement message, int slot) {
+            return link.rendezvous().send(message, slot);
         }
     }
 
@@ -105,6 +155,15 @@ public final class MessageStream extends Mono<Void> {
         /** Messages arrived and not completed. */
         private final AtomicInteger inFlight = new AtomicInteger();
         private final AtomicBoolean terminated = new AtomicBoolean();
+        private final int eagerLimit;
+        /** Elements waiting for a rendezvous slot, a large one first; created with the first (onNext's thread). */
+        private volatile @Nullable Queue<ScatterGatherElement> parked;
+        private final AtomicInteger parkedWip = new AtomicInteger();
+        private final AtomicBoolean awaitingSlot = new AtomicBoolean();
+        private final Runnable slotWake = () -> {
+            awaitingSlot.set(false);
+            unpark();
+        };
         private volatile @Nullable Subscription upstream;
         private volatile boolean upstreamDone;
 
@@ -113,6 +172,7 @@ public final class MessageStream extends Mono<Void> {
             this.outlet = outlet;
             this.credits = outlet.credits();
             this.maxInFlight = Math.max(1, outlet.maxInFlight());
+            this.eagerLimit = outlet.eagerLimit();
         }
 
         @Override
@@ -167,10 +227,58 @@ public final class MessageStream extends Mono<Void> {
                 return;
             }
             inFlight.incrementAndGet();
+            Queue<ScatterGatherElement> p = parked;
+            if (message.length() > eagerLimit || p != null && !p.isEmpty()) {
+                if (p == null) parked = p = new ConcurrentLinkedQueue<>();
+                p.offer(message);
+                unpark();
+                return;
+            }
+            post(message);
+        }
+
+        private void post(ScatterGatherElement message) {
             SendQueue.Op op = outlet.operation(message);
             if (credits != null) op.prepaid();
             op.subscribe(operations);
             message.buffer().release();  // the operation holds its own reference from its subscription to its completion
+        }
+
+        /**
+         * Posts the parked elements in order, each large one once it has a rendezvous slot; after the
+         * stream ended, releases them instead. One thread at a time. An element leaves the queue only
+         * after it was posted: onNext, seeing it there, parks behind it.
+         */
+        private void unpark() {
+            Queue<ScatterGatherElement> p = parked;
+            if (p == null || parkedWip.getAndIncrement() != 0) return;
+            int missed = 1;
+            do {
+                ScatterGatherElement m;
+                while ((m = p.peek()) != null) {
+                    if (terminated.get()) {
+                        p.poll();
+                        m.buffer().release();
+                        if (credits != null) credits.refund();
+                        inFlight.decrementAndGet();
+                        continue;
+                    }
+                    if (m.length() > eagerLimit) {
+                        int slot = outlet.tryTakeSlot();
+                        if (slot < 0) {
+                            if (awaitingSlot.compareAndSet(false, true)) outlet.awaitSlot(slotWake);
+                            slot = outlet.tryTakeSlot();  // one freed between the look and the wait wakes this again
+                            if (slot < 0) break;
+                        }
+                        outlet.rendezvous(m, slot).subscribe(operations);
+                        m.buffer().release();  // the rendezvous holds its own reference until the peer has read it
+                    } else {
+                        post(m);
+                    }
+                    p.poll();
+                }
+                missed = parkedWip.addAndGet(-missed);
+            } while (missed != 0);
         }
 
         @Override
@@ -213,6 +321,7 @@ public final class MessageStream extends Mono<Void> {
             Subscription s = upstream;
             if (s != null) s.cancel();
             returnUnused();
+            unpark();  // what is parked goes back
         }
 
         private void returnUnused() {

@@ -55,6 +55,8 @@ final class SendPoster implements SendQueue.Poster {
     private final long @Nullable [] postedAt, postedBytes;
     /** The work requests of receiver-credit control messages, one per control slot, written once; the loop's. */
     private final SendWorkRequest[] control;
+    /** Per rendezvous slot of the peer: the READ of its large message, and the DONE answering it ({@link Rendezvous}); the loop's. */
+    private final SendWorkRequest[] reads, dones;
 
     /** {@code wrMemory} holds the work requests: freed once the connection and its WRs are unreachable. */
     SendPoster(QueuePair qp, long tag, DeviceDomain domain, ConnectionConfig config, Observer observer, Arena wrMemory, Object owner) {
@@ -77,6 +79,14 @@ final class SendPoster implements SendQueue.Poster {
             control[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + i).opcode(SendOpcode.SEND_WITH_IMM)
                     .noSge().flags(SendFlags.SIGNALED);
         }
+        this.reads = new SendWorkRequest[Rendezvous.SLOTS];
+        this.dones = new SendWorkRequest[Rendezvous.SLOTS];
+        for (int i = 0; i < Rendezvous.SLOTS; i++) {
+            reads[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + Rendezvous.readSlot(i))
+                    .opcode(SendOpcode.RDMA_READ).flags(SendFlags.SIGNALED);
+            dones[i] = SendWorkRequest.allocate(wrMemory, 1).wrId(tag | config.sendQueueDepth() + Rendezvous.doneSlot(i))
+                    .opcode(SendOpcode.SEND_WITH_IMM).noSge().flags(SendFlags.SIGNALED);
+        }
     }
 
     /**
@@ -85,6 +95,20 @@ final class SendPoster implements SendQueue.Poster {
      */
     void postControl(int index, int immediate) {
         SendWorkRequest wr = control[index];
+        wr.immediate(immediate).next(null);
+        qp.postSend(wr);
+    }
+
+    /** Posts the READ of the large message in the peer's rendezvous slot {@code slot} into {@code into}. Loop thread. */
+    void postRead(int slot, RegisteredBuffer into, int length, long remoteAddress, int rkey) {
+        SendWorkRequest wr = reads[slot];
+        wr.sge(0, into.address(), length, into.lkey()).rdma(remoteAddress, rkey).next(null);
+        qp.postSend(wr);
+    }
+
+    /** Posts the DONE of the peer's rendezvous slot: a zero-length SEND_WITH_IMM with {@code immediate}. Loop thread. */
+    void postDone(int slot, int immediate) {
+        SendWorkRequest wr = dones[slot];
         wr.immediate(immediate).next(null);
         qp.postSend(wr);
     }

@@ -178,6 +178,7 @@ public final class SendQueue {
     private final RuntimeException[] chainFailure = new RuntimeException[1];
     /** The peer's receiver credits, once the connection knows it speaks them; null: messages need none. */
     private volatile @Nullable Credits credits;
+    private volatile boolean rendezvousImmediates;
 
     /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
     SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
@@ -610,6 +611,11 @@ public final class SendQueue {
         this.credits = peerCredits;
     }
 
+    /** The peer takes large messages: SEND_WITH_IMM immediates with bits 31 and 30 set are jrdma's (rendezvous), refused to the application. */
+    void reserveRendezvousImmediates() {
+        this.rendezvousImmediates = true;
+    }
+
     /**
      * The drainer's credit for {@code op}: 0 if it needs none or brought its own ({@link Op#prepaid()}),
      * 1 if one was taken now (to return if the operation is not posted after all), -1 if none is left.
@@ -735,6 +741,8 @@ public final class SendQueue {
         final boolean consumesReceive;
         /** Its subscriber took the peer's credit for it before subscribing ({@link #prepaid()}). */
         private boolean prepaid;
+        /** A rendezvous descriptor of the connection's own, whose immediate is one the application may not use. */
+        private boolean rendezvous;
         /** The one element of the common case, without an array: {@code buffer} is null for a list. */
         final @Nullable RegisteredBuffer buffer;
         final long bufferOffset;
@@ -789,6 +797,12 @@ public final class SendQueue {
          */
         public Op prepaid() {
             this.prepaid = true;
+            return this;
+        }
+
+        /** A large message's rendezvous descriptor: its immediate is jrdma's ({@link Rendezvous}). */
+        Op rendezvous() {
+            this.rendezvous = true;
             return this;
         }
 
@@ -874,6 +888,11 @@ public final class SendQueue {
                 if (length == 0 && opcode == SendOpcode.SEND_WITH_IMM && queue.credits != null) {
                     return new IllegalArgumentException("a zero-length SEND_WITH_IMM carries credit grants on a connection whose"
                             + " peer speaks receiver credits: give the notification a byte, or send it as a WRITE_WITH_IMM");
+                }
+                if (opcode == SendOpcode.SEND_WITH_IMM && !rendezvous && queue.rendezvousImmediates && Rendezvous.isReserved(immediate)) {
+                    return new IllegalArgumentException(String.format("immediate 0x%08x: a SEND_WITH_IMM whose immediate has bits 31 and 30"
+                            + " set is a large message's rendezvous on a connection whose peer takes large messages: use another"
+                            + " immediate, or a WRITE_WITH_IMM", immediate));
                 }
                 return null;
             } catch (RuntimeException e) {

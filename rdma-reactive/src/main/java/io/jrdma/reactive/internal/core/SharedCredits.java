@@ -10,7 +10,7 @@ import java.util.function.IntSupplier;
  * posted. It holds no verbs; the rules, provable without a device:
  * <ul>
  * <li>a <em>token</em> is a receive posted in the queue and promised to nobody. A connection that
- *     joins takes {@link Credits#RESERVED} tokens for its peer's control messages (kept until it
+ *     joins takes {@link Credits#RECEIVES_RESERVED} tokens for its peer's control messages (kept until it
  *     leaves) and up to its window as its initial grant; a buffer posted again is a token again;</li>
  * <li>a connection is supplied (its {@link Credits#supplied(int)}) only while its peer's unused
  *     credits plus what it was supplied and did not grant yet stay within its window, so the
@@ -66,7 +66,7 @@ public final class SharedCredits {
                 if (left) return;
                 left = true;
                 waiting.remove(this);
-                tokens += Credits.RESERVED + (int) (supplied - arrived);
+                tokens += Credits.RECEIVES_RESERVED + (int) (supplied - arrived);
                 members--;
                 handOut();
             }
@@ -83,7 +83,7 @@ public final class SharedCredits {
     }
 
     /** Tokens kept back from supply, so that one more connection can always join (its reserve and one credit). */
-    static final int CUSHION = Credits.RESERVED + 1;
+    static final int CUSHION = Credits.RECEIVES_RESERVED + 1;
 
     private final IntSupplier grow;
     private int tokens;  // guarded by this
@@ -110,7 +110,7 @@ public final class SharedCredits {
     public synchronized Member join(int window, int peerWindow, Runnable onSupply) {
         if (tokens < CUSHION) tokens += grow.getAsInt();
         if (tokens < CUSHION) return null;
-        tokens -= Credits.RESERVED;
+        tokens -= Credits.RECEIVES_RESERVED;
         // no more than an equal share of what is free beyond the cushion, so the next ones find some too
         int initial = Math.max(1, Math.min(window, (tokens - CUSHION) / (members + 1)));
         tokens -= initial;

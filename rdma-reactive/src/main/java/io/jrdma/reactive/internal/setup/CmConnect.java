@@ -139,7 +139,7 @@ final class CmConnect implements CmEvents.Handler {
             }
             exposed = theirs.exposed();
             // librdmacm moved the QP to RTS before this event: a message may have come; it waits until the loop knows this
-            core.peerDescribed(theirs.credits(), theirs.receiveDepth());
+            core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());
         }
         done = true;
         timer.dispose();

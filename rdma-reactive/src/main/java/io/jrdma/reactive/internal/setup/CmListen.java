@@ -125,7 +125,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
         try {
             byte[] mine;
             if (settings.rawAccept() == null) {
-                core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // before the QP can receive: RTS comes with the accept
+                core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before the QP can receive: RTS comes with the accept
                 mine = ConnectionDescriptor.of(settings.config(), core).encode();
             } else {
                 AcceptDecision decision = decide(peer, e.privateData(), core);

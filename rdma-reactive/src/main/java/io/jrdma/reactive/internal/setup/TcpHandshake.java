@@ -192,7 +192,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         core = b.teardown(new TcpTeardown(events, channel)).create();
         if (listener != null) {
             listener.accepted(core);
-            core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // the server has the client's hello: its grant goes into its own
+            core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // the server has the client's hello: its grant goes into its own
         } else {
             resources.track(core);
         }
@@ -310,7 +310,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
         QueuePairAddress theirAddress = peer;
         if (listener != null && !serverAccepts()) return;
-        if (listener == null) core.peerDescribed(theirs.credits(), theirs.receiveDepth());  // before RTR: nothing can arrive yet
+        if (listener == null) core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before RTR: nothing can arrive yet
         QueuePair qp = core.queuePair();
         qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));

@@ -21,14 +21,15 @@ class SharedCreditsTest {
     @Test
     void aNewcomerGetsAnEqualShareOfWhatIsFreeAndTheQueueGrowsOnceWhenTheReserveDoesNotFit() {
         AtomicInteger grown = new AtomicInteger();
-        SharedCredits shared = new SharedCredits(16, () -> {
+        int r = Credits.RECEIVES_RESERVED;
+        SharedCredits shared = new SharedCredits(3 * r + 10, () -> {
             grown.incrementAndGet();
             return 0;  // at its maximum
         });
         SharedCredits.Member a = shared.join(8, 4, () -> { });
-        assertEquals(8, a.credits().initialGrant(), "11 free beyond its reserve and the cushion: the whole window");
+        assertEquals(8, a.credits().initialGrant(), "2r + 10 left after its reserve, r + 9 beyond the cushion (r + 1): the whole window");
         SharedCredits.Member b = shared.join(8, 4, () -> { });
-        assertEquals(1, b.credits().initialGrant(), "6 left, 4 after its reserve, 1 beyond the cushion");
+        assertEquals(1, b.credits().initialGrant(), "r + 6 left, 6 after its reserve, 1 beyond the cushion");
         SharedCredits.Member c = shared.join(8, 4, () -> { });
         assertNotNull(c, "the cushion: one more always fits");
         assertEquals(0, shared.tokens());
@@ -44,7 +45,8 @@ class SharedCreditsTest {
         for (int round = 0; round < 50; round++) {
             int clients = 2 + random.nextInt(30);
             int window = 1 + random.nextInt(16);
-            int depth = SharedCredits.CUSHION * clients + random.nextInt(clients * window);
+            // more than the cushion beyond the reserves: a queue that holds no more than that stalls once its grants are spent
+            int depth = SharedCredits.CUSHION * (clients + 1) + random.nextInt(clients * window);
             int[] posted = {depth};
             SharedCredits shared = new SharedCredits(depth, () -> 0);
             List<Client> all = new ArrayList<>();
@@ -89,7 +91,7 @@ class SharedCreditsTest {
                     }
                 }
                 long promised = all.stream().mapToLong(x -> x.member.credits().peerOutstanding()).sum();
-                assertTrue(posted[0] - promised >= (long) Credits.RESERVED * clients,
+                assertTrue(posted[0] - promised >= (long) Credits.RECEIVES_RESERVED * clients,
                         "round " + round + ": the reserves for control messages are always posted");
             }
             for (Client c : all) assertTrue(c.delivered >= goal, "round " + round + ": a client stalled at " + c.delivered);
