@@ -14,13 +14,17 @@ import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 import reactor.test.publisher.TestPublisher;
 import reactor.test.scheduler.VirtualTimeScheduler;
@@ -176,6 +180,105 @@ class MessageStreamTest {
         assertEquals(1, posted.size());
         assertEquals(3, credits.available(), "the three requested and never sent came back");
         completeAll();
+        assertEquals(64, pool.available());
+    }
+
+    /**
+     * An outlet with an eager limit of 32 bytes and one rendezvous slot: a rendezvous records
+     * itself in {@code order} (as the queue's posts do, by the element's offset) and completes when
+     * the test completes {@code read}, which frees the slot.
+     */
+    private MessageStream.Outlet largeOutlet(List<String> order, List<Sinks.Empty<Void>> read, AtomicBoolean slotTaken,
+                                             AtomicReference<Runnable> slotWaiter) {
+        return new MessageStream.Outlet() {
+            @Override
+            public int maxInFlight() {
+                return 8;
+            }
+
+            @Override
+            public @Nullable Credits credits() {
+                return null;
+            }
+
+            @Override
+            public void awaitCredit(Runnable wake) {
+                wake.run();
+            }
+
+            @Override
+            public SendQueue.Op operation(ScatterGatherElement m) {
+                order.add("S" + m.offset());
+                return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+            }
+
+            @Override
+            public int eagerLimit() {
+                return 32;
+            }
+
+            @Override
+            public int tryTakeSlot() {
+                return slotTaken.compareAndSet(false, true) ? 0 : -1;
+            }
+
+            @Override
+            public void awaitSlot(Runnable wake) {
+                slotWaiter.set(wake);
+            }
+
+            @Override
+            public Mono<WorkCompletion> rendezvous(ScatterGatherElement m, int slot) {
+                order.add("R" + m.offset());
+                m.buffer().retain();
+                Sinks.Empty<Void> done = Sinks.empty();
+                read.add(done);
+                return done.asMono().then(Mono.<WorkCompletion>empty()).doFinally(x -> {
+                    m.buffer().release();
+                    slotTaken.set(false);
+                    Runnable w = slotWaiter.getAndSet(null);
+                    if (w != null) w.run();
+                });
+            }
+        };
+    }
+
+    @Test
+    void aLargeElementWaitsForARendezvousSlotAndTheElementsAfterItWaitBehindIt() {
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<Sinks.Empty<Void>> read = new CopyOnWriteArrayList<>();
+        AtomicBoolean slotTaken = new AtomicBoolean();
+        AtomicReference<Runnable> slotWaiter = new AtomicReference<>();
+        int[] sizes = {8, 64, 8, 64, 8};
+        Flux<ScatterGatherElement> elements = Flux.range(0, sizes.length).map(i -> ScatterGatherElement.of(pool.tryAcquire(), i, sizes[i] - i));
+        List<Object> result = new CopyOnWriteArrayList<>();
+        new MessageStream(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe(v -> { }, result::add, () -> result.add("done"));
+
+        assertEquals(List.of("S0", "R1", "S2"), order, "the second large one has no slot: it and the one after it wait");
+        completeAll();
+        assertEquals(List.of(), result);
+        read.getFirst().tryEmitEmpty();  // the peer has read the first: its slot is free
+        assertEquals(List.of("S0", "R1", "S2", "R3", "S4"), order, "in order once the slot came free");
+        completeAll();
+        assertEquals(List.of(), result, "the stream waits for the last rendezvous");
+        read.get(1).tryEmitEmpty();
+        assertEquals(List.of("done"), result);
+        assertEquals(64, pool.available(), "every element's buffer went back");
+    }
+
+    @Test
+    void cancellingReleasesWhatWaitsForARendezvousSlot() {
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<Sinks.Empty<Void>> read = new CopyOnWriteArrayList<>();
+        AtomicBoolean slotTaken = new AtomicBoolean();
+        AtomicReference<Runnable> slotWaiter = new AtomicReference<>();
+        Flux<ScatterGatherElement> elements = Flux.range(0, 4).map(i -> ScatterGatherElement.of(pool.tryAcquire(), i, 40));
+        Disposable d = new MessageStream(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe();
+        assertEquals(List.of("R0"), order);
+        assertEquals(60, pool.available(), "one read by the peer, three parked");
+        d.dispose();
+        assertEquals(63, pool.available(), "the parked ones went back at the cancel; the one being read is held until read");
+        read.getFirst().tryEmitEmpty();
         assertEquals(64, pool.available());
     }
 }
