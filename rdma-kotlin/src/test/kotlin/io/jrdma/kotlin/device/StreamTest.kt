@@ -48,4 +48,27 @@ class StreamTest {
             }
         }
     }
+
+    @Test
+    fun `messages larger than the receive buffers go through the same suspend functions, whole and in order`() = runTest(timeout = 180.seconds) {
+        withContext(Dispatchers.Default) {
+            withLabPair(configure = { it.queueDepth(16, 8) }) { p ->
+                val buffer = p.accepted.config().bufferSize()
+                val sizes = listOf(8, buffer + 1, 100, 64 shl 10, buffer, 256 shl 10, 9, 3 * buffer + 7)
+                fun message(i: Int): ByteArray {
+                    val b = ByteBuffer.allocate(sizes[i]).putInt(i).putInt(sizes[i])
+                    while (b.hasRemaining()) b.put((i * 31 + b.position()).toByte())
+                    return b.array()
+                }
+                val producer = async { p.client.sendByteArrayAwait(flow { for (i in sizes.indices) emit(message(i)) }) }
+                for (i in sizes.indices) {
+                    p.accepted.receiveAwait().use { m ->
+                        assertEquals(sizes[i], m.length(), "message $i as one message")
+                        assertTrue(message(i).contentEquals(m.bytes()), "message $i whole, in order")
+                    }
+                }
+                producer.await()
+            }
+        }
+    }
 }
