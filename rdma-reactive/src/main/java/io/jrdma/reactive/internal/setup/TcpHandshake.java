@@ -1,5 +1,6 @@
 package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.ffm.Access;
 import io.jrdma.ffm.Gid;
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.QueuePairAddress;
@@ -20,6 +21,7 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
+import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
 import reactor.core.Disposable;
@@ -196,7 +198,11 @@ final class TcpHandshake implements TcpEvents.Handler {
         } else {
             resources.track(core);
         }
-        core.queuePair().modifyToInit(config.port(), config.qpAccess(core.exposed() != null));
+        Set<Access> access = config.qpAccess(core.exposed() != null);
+        // a side that offers large messages lets the peer READ their sources (its own REMOTE_READ buffers; rdma_cm grants
+        // remote read on every RC QP with responder resources anyway)
+        if (core.initialGrant() >= 0) access.add(Access.REMOTE_READ);
+        core.queuePair().modifyToInit(config.port(), access);
         core.postReceives();
         psn = RANDOM.nextInt(1 << 24);
     }
