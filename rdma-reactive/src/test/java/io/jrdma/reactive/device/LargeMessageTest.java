@@ -99,10 +99,22 @@ class LargeMessageTest {
             sent.addAndGet(checksum(m));
             return m;
         }));
-        StepVerifier.create(Mono.zip(producer.thenReturn(true), consume(p.accepted, MESSAGES)))
-                .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
-                .expectComplete().verify(Duration.ofMinutes(3));
+        try {
+            StepVerifier.create(Mono.zip(producer.thenReturn(true), consume(p.accepted, MESSAGES)))
+                    .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
+                    .expectComplete().verify(Duration.ofMinutes(3));
+        } catch (AssertionError e) {
+            throw diagnosed(e, p.client, p.accepted, rnrBefore);
+        }
         assertEquals(0, ReceiverCreditsTest.rnrNaks() - rnrBefore, "no RNR NAK on either device");
+    }
+
+    /** {@code e} with both sides' credits and large messages as they stand, and the RNR NAKs since {@code rnrBefore}. */
+    static AssertionError diagnosed(AssertionError e, RdmaConnection client, RdmaConnection server, long rnrBefore) {
+        return new AssertionError(String.format("%s;%n client: %s, send slots %d, waiting %d;%n server: %s, posted %d;%n RNR NAKs %d",
+                e.getMessage(), io.jrdma.reactive.internal.core.FaultInjection.core(client).creditState(), client.availableSendCredits(),
+                client.postsWaitingForCredit(), io.jrdma.reactive.internal.core.FaultInjection.core(server).creditState(),
+                server.receivesPosted(), ReceiverCreditsTest.rnrNaks() - rnrBefore), e);
     }
 
     @ParameterizedTest
@@ -134,9 +146,14 @@ class LargeMessageTest {
                 sent.addAndGet(checksum(m));
                 return m;
             }));
-            StepVerifier.create(Mono.zip(producer.thenReturn(true), consume(a, MESSAGES)))
-                    .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
-                    .expectComplete().verify(Duration.ofMinutes(3));
+            long rnrBefore = ReceiverCreditsTest.rnrNaks();
+            try {
+                StepVerifier.create(Mono.zip(producer.thenReturn(true), consume(a, MESSAGES)))
+                        .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
+                        .expectComplete().verify(Duration.ofMinutes(3));
+            } catch (AssertionError e) {
+                throw diagnosed(e, client, a, rnrBefore);
+            }
         } finally {
             client.close().block(TIMEOUT);
             a.close().block(TIMEOUT);
@@ -159,9 +176,14 @@ class LargeMessageTest {
                     sent.addAndGet(checksum(m));
                     return ScatterGatherElement.of(b.put(0, m), 0, m.length);
                 }), 0);
-                StepVerifier.create(Mono.zip(p.client.send(elements).thenReturn(true), consume(p.accepted, count)))
-                        .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
-                        .expectComplete().verify(Duration.ofMinutes(2));
+                long rnrBefore = ReceiverCreditsTest.rnrNaks();
+                try {
+                    StepVerifier.create(Mono.zip(p.client.send(elements).thenReturn(true), consume(p.accepted, count)))
+                            .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
+                            .expectComplete().verify(Duration.ofMinutes(2));
+                } catch (AssertionError e) {
+                    throw diagnosed(e, p.client, p.accepted, rnrBefore);
+                }
                 LabPeers.await(() -> pool.available() == pool.capacity(), "every source back in its pool once read");
             } finally {
                 pool.close();

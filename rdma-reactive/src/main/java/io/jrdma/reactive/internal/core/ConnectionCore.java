@@ -196,6 +196,11 @@ public final class ConnectionCore implements Loop.Member {
         return CreditLink.largeCopy(credits, length);
     }
 
+    /** Credits and large messages as they stand, for diagnostics (not thread-safe: a snapshot that may be torn). */
+    public String creditState() {
+        return credits == null ? "no credits" : credits.state();
+    }
+
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
     public Mono<Void> send(Publisher<? extends ScatterGatherElement> messages) {
         return new MessageStream(messages, new MessageStream.QueueOutlet(sendQueue, config.sendQueueDepth(), credits));

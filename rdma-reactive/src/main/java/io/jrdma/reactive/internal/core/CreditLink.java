@@ -315,6 +315,11 @@ final class CreditLink {
         return rendezvous;
     }
 
+    /** The state of credits and large messages, for a test's diagnostics. */
+    String state() {
+        return credits + " " + rendezvous + " " + rendezvousReceiver;
+    }
+
     /** READs of the peer's large messages posted and not completed (loop thread). */
     int readsInFlight() {
         RendezvousReceiver r = rendezvousReceiver;

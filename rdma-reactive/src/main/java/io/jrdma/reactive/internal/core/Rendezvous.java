@@ -195,6 +195,11 @@ final class Rendezvous {
         wakeWaiters();
     }
 
+    @Override
+    public synchronized String toString() {
+        return "Rendezvous[open " + Arrays.toString(open) + ", taken " + Arrays.toString(taken) + ", waiters " + waiters.size() + "]";
+    }
+
     private void freeSlot(int slot) {
         synchronized (this) {
             taken[slot] = false;
@@ -343,6 +348,11 @@ final class Rendezvous {
 
         @Override
         public void request(long n) {
+        }
+
+        @Override
+        public String toString() {
+            return "Outgoing[slot " + slot + ", " + length + " bytes" + (terminated.get() ? ", terminated" : "") + "]";
         }
 
         @Override

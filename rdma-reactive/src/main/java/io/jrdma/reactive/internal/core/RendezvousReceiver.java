@@ -173,6 +173,15 @@ final class RendezvousReceiver {
         }
     }
 
+    @Override
+    public String toString() {
+        Waiting head = waiting.peek();
+        return "RendezvousReceiver[waiting " + waiting.size() + (head == null ? "" : " (head: slot " + head.slot + ", " + head.length
+                + " bytes, ready " + head.ready + ", buffer " + (head.buffer != null) + ")") + ", reading "
+                + java.util.Arrays.stream(reading).map(w -> w == null ? "-" : w.length + (w.buffer != null ? " into a buffer" : " waiting for a buffer"))
+                .toList() + ", READs in flight " + readsInFlight + "]";
+    }
+
     /** READs posted and not completed: the connection is drained only without any. */
     int readsInFlight() {
         return readsInFlight;
