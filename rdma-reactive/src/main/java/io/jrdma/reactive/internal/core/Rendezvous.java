@@ -3,6 +3,7 @@ package io.jrdma.reactive.internal.core;
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.MessageTooLargeException;
+import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.internal.loop.Loop;
@@ -292,8 +293,11 @@ final class Rendezvous {
 
         @Override
         public void onError(Throwable t) {
-            if (!connection.isClosing()) {
-                // refused before it was posted (the peer cannot have it): the slot and the source are free again
+            boolean neverPosted = t instanceof IllegalArgumentException || t instanceof IllegalStateException
+                    || t instanceof OperationTimeoutException o && !o.wasPosted();
+            if (!connection.isClosing() && neverPosted) {
+                // refused before it was posted (the peer cannot have it): the slot and the source are free again; a descriptor
+                // posted stays open (the peer may read it) until its DONE or the connection's end
                 synchronized (Rendezvous.this) {
                     if (open[slot] == this) open[slot] = null;
                 }
@@ -314,7 +318,7 @@ final class Rendezvous {
         }
 
         private void timedOut() {
-            if (!terminated.get()) {
+            if (!terminated.get() && !connection.isClosing()) {
                 connection.beginClose(new ConnectionException.Closed(connection.description() + ": the peer did not take a large message of "
                         + length + " bytes within the operation timeout " + timeout, false));
             }

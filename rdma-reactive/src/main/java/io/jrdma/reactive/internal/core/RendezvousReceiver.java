@@ -19,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  *     for it, so messages are delivered in the order they were sent;</li>
  * <li>a descriptor's receive goes back at once (its credit returns); its message gets a buffer of
  *     its size class ({@link LargeBuffers}, waiting for one to come back if need be) and is read
- *     into it; the READ posts on a send slot of its own, never behind the application's sends;</li>
+ *     into it, in pieces of {@link #READ_PIECE} one after the other; the READs post on a send slot
+ *     of their own, never behind the application's sends;</li>
  * <li>the DONE goes when the READ completed (the peer may reuse its source) or at once for a
  *     message above {@code maxMessageSize}, refused: nothing of it is read or delivered, and the
  *     connection goes on;</li>
@@ -40,6 +41,8 @@ final class RendezvousReceiver {
         final int immediate;
         @Nullable RegisteredBuffer buffer;
         boolean ready, refused;
+        long address;
+        int rkey, read, reading;  // the source; bytes read; bytes of the READ in flight
 
         Waiting(int slot, @Nullable RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
             this.slot = slot;
@@ -50,6 +53,14 @@ final class RendezvousReceiver {
             this.ready = slot < 0;
         }
     }
+
+    /**
+     * The most bytes one READ asks for; a larger message is read in such pieces, one after the
+     * other. rxe answers a READ with a burst of response packets (one per MTU) that the sending
+     * side's QP counts against its packets in flight: whole 256 KiB READs, two at a time, stalled
+     * that QP's own SENDs in the lab (the peer saw no more of them, and no RNR NAK).
+     */
+    static final int READ_PIECE = 16 << 10;
 
     private final ConnectionCore connection;
     private final SendPoster poster;
@@ -120,9 +131,17 @@ final class RendezvousReceiver {
             return;
         }
         w.buffer = into;
+        w.address = address;
+        w.rkey = rkey;
+        readNext(w);
+    }
+
+    /** Posts the READ of {@code w}'s next piece. */
+    private void readNext(Waiting w) {
+        w.reading = Math.min(READ_PIECE, w.length - w.read);
         readsInFlight++;
         try {
-            poster.postRead(w.slot, into, w.length, address, rkey);
+            poster.postRead(w.slot, w.buffer, w.read, w.reading, w.address + w.read, w.rkey);
         } catch (RuntimeException e) {
             readsInFlight--;
             connection.beginClose(e);  // the QP is in error: the close says why; the buffer goes back at destroy
@@ -139,6 +158,11 @@ final class RendezvousReceiver {
             return;
         }
         if (w == null) return;
+        w.read += w.reading;
+        if (w.read < w.length) {
+            if (!connection.isClosing()) readNext(w);
+            return;
+        }
         w.ready = true;
         done(w);
         flush();

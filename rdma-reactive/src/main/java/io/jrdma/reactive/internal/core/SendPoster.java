@@ -99,10 +99,10 @@ final class SendPoster implements SendQueue.Poster {
         qp.postSend(wr);
     }
 
-    /** Posts the READ of the large message in the peer's rendezvous slot {@code slot} into {@code into}. Loop thread. */
-    void postRead(int slot, RegisteredBuffer into, int length, long remoteAddress, int rkey) {
+    /** Posts a READ of {@code length} bytes of the large message in the peer's rendezvous slot {@code slot} to {@code offset} of {@code into}. Loop thread. */
+    void postRead(int slot, RegisteredBuffer into, int offset, int length, long remoteAddress, int rkey) {
         SendWorkRequest wr = reads[slot];
-        wr.sge(0, into.address(), length, into.lkey()).rdma(remoteAddress, rkey).next(null);
+        wr.sge(0, into.address() + offset, length, into.lkey()).rdma(remoteAddress, rkey).next(null);
         qp.postSend(wr);
     }
 
