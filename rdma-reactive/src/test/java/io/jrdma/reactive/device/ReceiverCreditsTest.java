@@ -152,10 +152,14 @@ class ReceiverCreditsTest {
         DisposableRdmaServer server = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(transport)
                 .queueDepth(8, window).buffers(256, 4).sharedReceiveQueue(depth, 4 * depth).bind().block(TIMEOUT);
         AtomicLong received = new AtomicLong();
-        server.connections().subscribe(c -> c.receives().limitRate(2).subscribe(m -> {
-            received.incrementAndGet();
-            m.release();
-        }, e -> { }));
+        List<RdmaConnection> accepted = java.util.Collections.synchronizedList(new ArrayList<>());
+        server.connections().subscribe(c -> {
+            accepted.add(c);
+            c.receives().limitRate(2).subscribe(m -> {
+                received.incrementAndGet();
+                m.release();
+            }, e -> { });
+        });
         List<RdmaConnection> connected = new ArrayList<>();
         try {
             long rnrBefore = rnrNaks();
@@ -163,9 +167,22 @@ class ReceiverCreditsTest {
             RdmaClient client = RdmaClient.create().resources(clientResources).host(SERVER_IP).port(server.address().getPort())
                     .localAddress(CLIENT_IP).transport(transport).queueDepth(each, 4).buffers(256, 8).connectTimeout(Duration.ofSeconds(60));
             connected.addAll(Flux.range(0, clients).flatMap(i -> client.connect(), clients).collectList().block(Duration.ofMinutes(2)));
-            Flux.fromIterable(connected)
-                    .flatMap(c -> c.sendByteArray(Flux.range(0, each).map(i -> message(i, 200))), clients)
-                    .then().block(Duration.ofMinutes(2));
+            AtomicInteger[] sent = new AtomicInteger[clients];
+            for (int i = 0; i < clients; i++) sent[i] = new AtomicInteger();
+            try {
+                Flux.range(0, clients).flatMap(k -> connected.get(k)
+                                .sendByteArray(Flux.range(0, each).map(i -> message(i, 200)).doOnNext(b -> sent[k].incrementAndGet())), clients)
+                        .then().block(Duration.ofMinutes(2));
+            } catch (IllegalStateException e) {  // block's timeout: which stream stalled, and where its credits stand
+                StringBuilder dump = new StringBuilder("the streams did not finish; received " + received.get() + " of " + clients * each);
+                for (int k = 0; k < clients; k++) {
+                    if (sent[k].get() < each) dump.append("\n client ").append(k).append(": sent ").append(sent[k]).append(", ").append(creditState(connected.get(k)));
+                }
+                synchronized (accepted) {
+                    for (RdmaConnection c : accepted) dump.append("\n server side: ").append(creditState(c));
+                }
+                throw new AssertionError(dump.toString(), e);
+            }
             LabPeers.await(() -> received.get() == (long) clients * each, "every message received: " + received.get());
             assertTrue(server.sharedReceiveQueues().getFirst().buffers() <= 4 * depth, "within the queue's maximum");
             assertEquals(0, rnrNaks() - rnrBefore, "no RNR NAK although " + clients + " x " + window + " > " + 4 * depth);
@@ -209,9 +226,7 @@ class ReceiverCreditsTest {
             var f = core.getClass().getDeclaredField("credits");
             f.setAccessible(true);
             Object link = f.get(core);
-            var m = link.getClass().getDeclaredMethod("credits");
-            m.setAccessible(true);
-            return String.valueOf(m.invoke(link));
+            return String.valueOf(link);
         } catch (ReflectiveOperationException e) {
             return e.toString();
         }

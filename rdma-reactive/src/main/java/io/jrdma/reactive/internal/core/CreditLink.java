@@ -5,6 +5,7 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -214,6 +215,14 @@ final class CreditLink {
 
     @Nullable Credits credits() {
         return credits;
+    }
+
+    /** For diagnostics: the credits, a shared queue's share, the control slots (read racily: a snapshot for a log line). */
+    @Override
+    public String toString() {
+        SharedCredits.Member m = member;
+        return "CreditLink[" + credits + (m != null ? ", " + m : "") + ", control slots busy " + Arrays.toString(controlSlotBusy)
+                + (known ? "" : ", descriptor not known yet") + "]";
     }
 
     /** Closing: streams waiting for a credit look again (and find the connection closed). */
