@@ -248,9 +248,11 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * and go on this long after a receive is posted again. Default: 0.64 ms, perftest's, on every
      * setup path; over rdma_cm, which programs 655.36 ms, it is changed once the QP is in RTS. A
      * server's {@linkplain RdmaServer#sharedReceiveQueue shared receive queue} over rdma_cm keeps
-     * rdma_cm's 655.36 ms unless this is set: with many senders, short retries into a shared queue
-     * that ran dry flood the receiving device with RNR NAKs while the queue grows (measured on
-     * SoftRoCE: 64 clients, 274 NAKs for 128 messages and a SEND stalled beyond 30 s).
+     * rdma_cm's 655.36 ms, unless this is set, for clients without {@linkplain #receiverCredits
+     * receiver credits} (C peers, raw connections): with many senders, short retries into a shared
+     * queue that ran dry flood the receiving device with RNR NAKs while the queue grows (measured on
+     * SoftRoCE: 64 clients, 274 NAKs for 128 messages and a SEND stalled beyond 30 s). A client
+     * with credits never meets an empty queue, so its connection gets the 0.64 ms.
      *
      * @param delay from 10 µs to 655.36 ms
      * @return a copy with that delay
