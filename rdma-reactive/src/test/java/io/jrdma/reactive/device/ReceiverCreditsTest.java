@@ -149,7 +149,7 @@ class ReceiverCreditsTest {
         int clients = 64, each = 40, window = 8, depth = 64;
         RdmaResources resources = RdmaResources.create("credits-srq-" + transport, 1);
         RdmaResources clientResources = RdmaResources.create("credits-srq-clients-" + transport, 1);
-        DisposableRdmaServer server = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(transport)
+        DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(transport)
                 .queueDepth(8, window).buffers(256, 4).sharedReceiveQueue(depth, 4 * depth).bind().block(TIMEOUT);
         AtomicLong received = new AtomicLong();
         List<RdmaConnection> accepted = java.util.Collections.synchronizedList(new ArrayList<>());
@@ -164,7 +164,7 @@ class ReceiverCreditsTest {
         try {
             long rnrBefore = rnrNaks();
             // the clients on resources of their own, and a connect timeout for 64 at once on an emulated CPU: this is no connect test
-            RdmaClient client = RdmaClient.create().resources(clientResources).host(SERVER_IP).port(server.address().getPort())
+            RdmaClient client = RdmaClient.create().runOn(clientResources).host(SERVER_IP).port(server.address().getPort())
                     .localAddress(CLIENT_IP).transport(transport).queueDepth(each, 4).buffers(256, 8).connectTimeout(Duration.ofSeconds(60));
             connected.addAll(Flux.range(0, clients).flatMap(i -> client.connect(), clients).collectList().block(Duration.ofMinutes(2)));
             AtomicInteger[] sent = new AtomicInteger[clients];
