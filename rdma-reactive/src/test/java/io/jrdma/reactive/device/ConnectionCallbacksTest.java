@@ -13,6 +13,7 @@ import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaServer;
 import io.jrdma.reactive.Transport;
+import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,8 +26,9 @@ import org.junit.jupiter.params.provider.EnumSource;
 import reactor.test.StepVerifier;
 
 /**
- * Reactor Netty's connection callbacks and blocking entry points on clients and servers:
- * {@code doOnConnected}, {@code doOnDisconnected}, {@code connectNow()}, {@code bindNow()}.
+ * Reactor Netty's connection callbacks, addresses and blocking entry points on clients and
+ * servers: {@code doOnConnected}, {@code doOnDisconnected}, {@code localAddress()},
+ * {@code remoteAddress()}, {@code connectNow()}, {@code bindNow()}.
  */
 @Tag("device")
 @Timeout(value = 120, threadMode = ThreadMode.SEPARATE_THREAD)
@@ -52,6 +54,11 @@ class ConnectionCallbacksTest {
                     .connectNow();
             assertEquals(1, count(events, "client connected, closed false"), "before connectNow returned: " + events);
             RdmaConnection accepted = server.accept().block(TIMEOUT);
+            int port = server.address().getPort();
+            assertEquals(CLIENT_IP, client.localAddress().orElseThrow().getAddress().getHostAddress());
+            assertEquals(new InetSocketAddress(SERVER_IP, port), client.remoteAddress().orElseThrow());
+            assertEquals(new InetSocketAddress(SERVER_IP, port), accepted.localAddress().orElseThrow(), "the address the client reached");
+            assertEquals(client.localAddress(), accepted.remoteAddress(), "each end sees the other");
             assertEquals(List.of("server connected", "server connected, second"),
                     events.stream().filter(e -> e.startsWith("server")).toList(), "in the order they were set, before accept()");
             StepVerifier.create(client.send("after the callbacks")).expectNextCount(1).expectComplete().verify(TIMEOUT);

@@ -80,6 +80,7 @@ public final class ConnectionCore implements Loop.Member {
     private final MemoryInternals memory = MemoryInternals.get();
     private final long tag;
     private final String description;
+    private final Endpoints endpoints;
     private final ConnectionConfig config;
     private final Loop loop;
     private final DeviceDomain domain;
@@ -116,6 +117,7 @@ public final class ConnectionCore implements Loop.Member {
     ConnectionCore(ConnectionBuilder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
         this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
         this.description = b.description;
+        this.endpoints = b.endpoints;
         this.config = b.config;
         this.loop = cq.loop();
         this.domain = b.domain;
@@ -227,6 +229,10 @@ public final class ConnectionCore implements Loop.Member {
 
     public String description() {
         return description;
+    }
+
+    public Endpoints endpoints() {
+        return endpoints;
     }
 
     public ConnectionConfig config() {

@@ -111,7 +111,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
             DeviceDomain domain = resources.domains().of(id.context());
             InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
             ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- "
-                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id));
+                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id))
+                    .addresses(here != null ? here : address, peer);
             if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
             core = b.create();
         } catch (RuntimeException ex) {
