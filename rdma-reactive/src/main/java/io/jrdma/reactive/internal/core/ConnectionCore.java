@@ -26,7 +26,6 @@ import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
@@ -74,8 +73,6 @@ public final class ConnectionCore implements Loop.Member {
     private static final long RECEIVE = ReceivePath.RECEIVE;
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
-    /** Handed out by buffers() once a connection that never had a copy pool is closed: empty, closed, released. */
-    private static final BufferPool NO_POOL = closedEmptyPool();
 
     private final MemoryInternals memory = MemoryInternals.get();
     private final long tag;
@@ -112,7 +109,8 @@ public final class ConnectionCore implements Loop.Member {
     private final RegisteredBuffer exposed;      // own or shared (retained), or null
     private volatile RemoteBuffer remote;
     private volatile byte[] peerPrivateData = new byte[0];
-    private BufferPool copyPool;                 // guarded by this; created on first use
+    // sends and WRITEs read it, READs and atomics write into it: local access only (DeviceDomain.pool)
+    private final LazyPool copyPool;
 
     ConnectionCore(ConnectionBuilder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
         this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
@@ -126,6 +124,7 @@ public final class ConnectionCore implements Loop.Member {
         this.qpNumber = qp.qpNumber();
         this.teardown = b.teardown;
         this.exposed = exposed;
+        this.copyPool = new LazyPool(() -> domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE)), close::isClosing);
         // where the work requests live: freed once the connection and its WRs are unreachable
         Arena wrMemory = Arena.ofAuto();
         this.receives = receivePool == null ? new SharedReceives(b.srq) : new OwnReceives(receivePool, qp, tag, wrMemory, this::beginClose);
@@ -136,7 +135,7 @@ public final class ConnectionCore implements Loop.Member {
                 System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
         this.completions = new CompletionStream(loop, this::process);
         this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget());
-        this.credits = b.speaksCredits ? new CreditLink(new LinkTarget(), loop, sendQueue, config.receiveQueueDepth(), b.sharedCredits) : null;
+        this.credits = b.speaksCredits ? new CreditLink(this, poster, loop, sendQueue, config.receiveQueueDepth(), b.sharedCredits) : null;
         if (credits != null && receives instanceof OwnReceives own) own.onReposted(credits::reposted);
     }
 
@@ -180,13 +179,12 @@ public final class ConnectionCore implements Loop.Member {
 
     /** What this side grants the peer in its descriptor, or -1 if it offers no receiver credits (after {@link #peerDescribed}, on a server). */
     public int initialGrant() {
-        return credits == null ? -1 : credits.initialGrant();
+        return CreditLink.initialGrant(credits);
     }
 
     /** The peer's credits this side holds unused, or -1 when the peer grants none. */
     public int peerCredits() {
-        Credits c = credits == null ? null : credits.credits();
-        return c == null ? -1 : c.available();
+        return CreditLink.peerCredits(credits);
     }
 
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
@@ -278,13 +276,8 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     /** The pool copying operations use; registered on first use (an idle connection holds none). */
-    public synchronized BufferPool copyPool() {
-        if (copyPool == null) {
-            if (close.isClosing()) return NO_POOL;
-            // sends and WRITEs read it, READs and atomics write into it: local access only (DeviceDomain.pool)
-            copyPool = domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE));
-        }
-        return copyPool;
+    public BufferPool copyPool() {
+        return copyPool.get();
     }
 
     public int availableSendCredits() {
@@ -361,7 +354,7 @@ public final class ConnectionCore implements Loop.Member {
         boolean receive = (wrId & RECEIVE) != 0;
         WcStatus status = wcs.status(i);
         if (!receive && (int) wrId >= config.sendQueueDepth()) {  // a credit grant's, in the slots beyond the send queue's
-            controlCompleted((int) wrId - config.sendQueueDepth(), status);
+            credits.controlCompleted((int) wrId - config.sendQueueDepth(), status);
             return;
         }
         // a failed completion's opcode is undefined (rxe reports 0, SEND): name what was posted; a
@@ -437,50 +430,10 @@ public final class ConnectionCore implements Loop.Member {
         else deliver(buffer, byteLength, hasImmediate, immediate);
     }
 
-    private void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
+    /** Hands a message to the inbox (the application): loop thread. */
+    void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
         messagesHeld.incrementAndGet();
         inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
-    }
-
-    /** Loop thread: a credit grant's send completed; one that failed for another reason than the close closes the connection. */
-    private void controlCompleted(int index, WcStatus status) {
-        if (status == WcStatus.IBV_WC_SUCCESS) credits.controlCompleted(index);
-        else if (status != WcStatus.IBV_WC_WR_FLUSH_ERR) {
-            beginClose(new ConnectionException.Closed(description + ": a receiver-credit grant to the peer failed (" + status.name() + ")", false));
-        }
-    }
-
-    /** What the credit link needs of this connection. */
-    private final class LinkTarget implements CreditLink.Connection {
-        @Override
-        public void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
-            ConnectionCore.this.deliver(buffer, byteLength, hasImmediate, immediate);
-        }
-
-        @Override
-        public void postControl(int index, int immediate) {
-            try {
-                poster.postControl(index, immediate);
-            } catch (RuntimeException e) {
-                beginClose(e);  // the QP is in error: the close says why
-            }
-        }
-
-        @Override
-        public void fail(Throwable error) {
-            LOG.warn(ConnectionCore.this + ": " + error.getMessage());
-            beginClose(error);
-        }
-
-        @Override
-        public boolean isClosing() {
-            return close.isClosing();
-        }
-
-        @Override
-        public String description() {
-            return description;
-        }
     }
 
     /**
@@ -595,10 +548,7 @@ public final class ConnectionCore implements Loop.Member {
         // a peer's close leaves its last messages readable until received or close(); a local close discards them
         if (discardUnread) inbox.takeUnread().forEach(ReceivedMessage::release);
         completions.complete();
-        BufferPool copies;
-        synchronized (this) {
-            copies = copyPool;
-        }
+        BufferPool copies = copyPool.created();
         if (copies != null) quietly("closing the copy pool", copies::close);
         quietly("closing the receive memory", receives::closeMemory);
         // a WRITE_WITH_IMM's notification points into the exposed region: it outlives the QP
@@ -630,12 +580,6 @@ public final class ConnectionCore implements Loop.Member {
         } catch (RuntimeException e) {
             LOG.warn(description + ": " + what + " failed", e);
         }
-    }
-
-    private static BufferPool closedEmptyPool() {
-        BufferPool p = MemoryInternals.get().pool(MemorySegment.NULL, 0, 0, 64, 0, () -> { });
-        p.close();
-        return p;
     }
 
     @Override

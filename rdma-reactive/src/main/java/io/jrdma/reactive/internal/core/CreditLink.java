@@ -1,6 +1,7 @@
 package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -9,6 +10,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Receiver credits wired into one connection (docs/credit-protocol.md; the rules are
@@ -27,29 +30,18 @@ import org.jspecify.annotations.Nullable;
  * <li>grants are posted by the loop only (the poster's control work requests are the loop's),
  *     so a release on an application thread hands the grant to the loop, at most once at a time;</li>
  * <li>a connection of a shared receive queue joins the queue's credits when described (and is
- *     refused if there is no room) and leaves them when destroyed.</li>
+ *     refused if there is no room) and leaves them when destroyed;</li>
+ * <li>a control message that fails to post, or whose send fails for another reason than the
+ *     close's flush, closes the connection.</li>
  * </ul>
  */
 final class CreditLink {
-    /** What the link needs of its connection. */
-    interface Connection {
-        /** Delivers a message to the application (the inbox). */
-        void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate);
-
-        /** Posts a control message with {@code immediate} in control slot {@code index}. Loop thread. */
-        void postControl(int index, int immediate);
-
-        /** Closes the connection. */
-        void fail(Throwable error);
-
-        boolean isClosing();
-
-        String description();
-    }
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
 
     private record Early(RegisteredBuffer buffer, WcOpcode opcode, int byteLength, boolean hasImmediate, int immediate) { }
 
-    private final Connection connection;
+    private final ConnectionCore connection;
+    private final SendPoster poster;
     private final Loop loop;
     private final SendQueue sendQueue;
     private final int window;
@@ -67,8 +59,9 @@ final class CreditLink {
     };
 
     /** {@code shared}: the credits of the listener's shared receive queue, or null for a receive queue of the connection's own. */
-    CreditLink(Connection connection, Loop loop, SendQueue sendQueue, int window, @Nullable SharedCredits shared) {
+    CreditLink(ConnectionCore connection, SendPoster poster, Loop loop, SendQueue sendQueue, int window, @Nullable SharedCredits shared) {
         this.connection = connection;
+        this.poster = poster;
         this.loop = loop;
         this.sendQueue = sendQueue;
         this.window = window;
@@ -82,6 +75,17 @@ final class CreditLink {
     int initialGrant() {
         SharedCredits.Member m = member;
         return m != null ? m.credits().initialGrant() : window;
+    }
+
+    /** {@code link}'s {@link #initialGrant()}, or -1 for a connection without a link (it offers no credits). */
+    static int initialGrant(@Nullable CreditLink link) {
+        return link == null ? -1 : link.initialGrant();
+    }
+
+    /** The peer's credits {@code link}'s connection holds unused, or -1 when there is no link or the peer grants none. */
+    static int peerCredits(@Nullable CreditLink link) {
+        Credits c = link == null ? null : link.credits;
+        return c == null ? -1 : c.available();
     }
 
     /**
@@ -142,7 +146,7 @@ final class CreditLink {
         }
         if (!c.messageArrived()) {
             buffer.release();
-            connection.fail(new ConnectionException.Protocol(connection.description() + ": the peer sent a message without a credit ("
+            fail(new ConnectionException.Protocol(connection.description() + ": the peer sent a message without a credit ("
                     + c.peerOutstanding() + " granted and unused): it does not keep jrdma's receiver credits"));
             return;
         }
@@ -158,7 +162,7 @@ final class CreditLink {
         else c.supplied(-1);
         buffer.release();
         if (c.controlArrived(immediate) < 0) {
-            connection.fail(new ConnectionException.Protocol(connection.description() + String.format(
+            fail(new ConnectionException.Protocol(connection.description() + String.format(
                     ": the peer sent a malformed credit grant (immediate 0x%08x)", immediate)));
             return;
         }
@@ -195,11 +199,27 @@ final class CreditLink {
         int immediate = c.grantNow();
         if (immediate == 0) return;
         controlSlotBusy[slot] = true;
-        connection.postControl(slot, immediate);
+        try {
+            poster.postControl(slot, immediate);
+        } catch (RuntimeException e) {
+            connection.beginClose(e);  // the QP is in error: the close says why
+        }
     }
 
-    /** Loop thread: the control message in slot {@code index} completed; a failed one closes the connection (the caller). */
-    void controlCompleted(int index) {
+    private void fail(ConnectionException.Protocol error) {
+        LOG.warn(connection + ": " + error.getMessage());
+        connection.beginClose(error);
+    }
+
+    /** Loop thread: the control message in slot {@code index} completed; one that failed for another reason than the close closes the connection. */
+    void controlCompleted(int index, WcStatus status) {
+        if (status != WcStatus.IBV_WC_SUCCESS) {
+            if (status != WcStatus.IBV_WC_WR_FLUSH_ERR) {
+                connection.beginClose(new ConnectionException.Closed(connection.description() + ": a receiver-credit grant to the peer failed ("
+                        + status.name() + ")", false));
+            }
+            return;
+        }
         controlSlotBusy[index] = false;
         Credits c = credits;
         if (c != null) c.controlCompleted();
