@@ -114,8 +114,9 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
 
     /**
      * Runs {@code callback} once for every connection that reached {@link #doOnConnected}'s
-     * point, when it is disposed, however it ended (closed by either side, failed, its resources
-     * disposed). What it throws is logged. As Reactor Netty's {@code doOnDisconnected}.
+     * point (also one a {@code doOnConnected} callback threw for), when it is disposed, however it
+     * ended (closed by either side, failed, its resources disposed). A connection that ends during
+     * set-up reaches neither. What it throws is logged. As Reactor Netty's {@code doOnDisconnected}.
      *
      * @param callback what to do when a connection is gone
      * @return a copy with the callback

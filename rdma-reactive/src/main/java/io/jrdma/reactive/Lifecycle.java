@@ -14,8 +14,9 @@ import reactor.util.Loggers;
  *     that established it: it must not block;</li>
  * <li>if it throws, the connection is closed and never reaches the application: the client's
  *     {@code connect()} fails with that error, the server logs it and serves the next;</li>
- * <li>{@code disconnected} runs once per connection that reached {@code connected}, when the
- *     connection is disposed, however it ends; what it throws is logged;</li>
+ * <li>{@code disconnected} runs once per connection {@code connected} ran for (also one it threw
+ *     for, which is closed at once), when the connection is disposed, however it ends; what it
+ *     throws is logged. A connection that ends during set-up reaches neither;</li>
  * <li>setting a callback again adds it after those set before.</li>
  * </ul>
  */
@@ -46,7 +47,6 @@ record Lifecycle(@Nullable Consumer<? super RdmaConnection> connected, @Nullable
      * @throws RuntimeException what {@code connected} threw; the caller closes the connection
      */
     void established(RdmaConnection c) {
-        if (connected != null) connected.accept(c);
         if (disconnected != null) {
             Runnable gone = () -> {
                 try {
@@ -57,5 +57,6 @@ record Lifecycle(@Nullable Consumer<? super RdmaConnection> connected, @Nullable
             };
             c.onDispose().subscribe(null, e -> gone.run(), gone);
         }
+        if (connected != null) connected.accept(c);
     }
 }
