@@ -21,14 +21,17 @@ import java.util.function.IntSupplier;
  *     among the connections (at least 1). A peer may keep the credits it holds unused for as long
  *     as it likes (a client that is done but stays connected); what the others hold that way is at
  *     most their shares, so one that wants a credit always finds a receive nobody holds;</li>
- * <li>tokens go to the connections that want them in the order they came to want them (a message
- *     of theirs arrived while no token was free), one at a time: connections that keep sending
- *     share what comes back, and a newcomer is not starved by a busy neighbour;</li>
- * <li>{@link #CUSHION} tokens are kept back from supply, so one more connection can always join;
- *     a newcomer joins when the queue can give every connection its reserve and a share of at
- *     least one receive, and its reserve and cushion are free now: if not, the queue grows first
- *     ({@code grow} adds receives, or none at its maximum), and if that is not enough, the
- *     newcomer gets no credits and the caller refuses it;</li>
+ * <li>a connection comes to want tokens when a message of its peer's arrives while it is below
+ *     its window and share; tokens go to the connections that want them in that order, one at a
+ *     time: connections that keep sending share what comes back, and a newcomer is not starved by
+ *     a busy neighbour;</li>
+ * <li>{@link #CUSHION} tokens are kept back from supply, for the next connection's reserve and
+ *     first credit; a newcomer joins only when its reserve and the cushion are free now, the
+ *     queue gives every connection its reserve and a share of at least one receive, and whichever
+ *     connection runs out, what the others can hold unused (what they were promised, or their
+ *     share, whichever is more) leaves it a receive: if not, the queue grows first ({@code grow}
+ *     adds receives, or none at its maximum), and if that is not enough, the newcomer gets no
+ *     credits and the caller refuses it;</li>
  * <li>a connection that leaves gives back its reserve and what it was promised and did not get
  *     (its peer's unused credits, its supply not yet granted); the messages its application still
  *     holds come back as tokens when released.</li>
