@@ -23,24 +23,26 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     final ConnectionConfig config;
     /** null: {@link RdmaResources#shared()}, looked up when used, so a spec does not start threads. */
     final RdmaResources resources;
+    final Lifecycle lifecycle;
 
-    ConnectionSpec(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
+    ConnectionSpec(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle) {
         this.host = host;
         this.port = port;
         this.transport = transport;
         this.config = config;
         this.resources = resources;
+        this.lifecycle = lifecycle;
     }
 
     /** A copy with these common settings and this instance's own. */
-    abstract T copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources);
+    abstract T copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle);
 
     RdmaResources resources() {
         return resources == null ? RdmaResources.shared() : resources;
     }
 
     private T with(Consumer<ConnectionConfig.Draft> change) {
-        return copy(host, port, transport, config.with(change), resources);
+        return copy(host, port, transport, config.with(change), resources, lifecycle);
     }
 
     /**
@@ -50,7 +52,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * @return a copy with that host
      */
     public T host(String host) {
-        return copy(Objects.requireNonNull(host), port, transport, config, resources);
+        return copy(Objects.requireNonNull(host), port, transport, config, resources, lifecycle);
     }
 
     /**
@@ -60,7 +62,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * @return a copy with that port
      */
     public T port(int port) {
-        return copy(host, port, transport, config, resources);
+        return copy(host, port, transport, config, resources, lifecycle);
     }
 
     /**
@@ -70,17 +72,57 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * @return a copy with that transport
      */
     public T transport(Transport transport) {
-        return copy(host, port, Objects.requireNonNull(transport), config, resources);
+        return copy(host, port, Objects.requireNonNull(transport), config, resources, lifecycle);
     }
 
     /**
-     * The loops, setup threads and device domains to run on (default: {@link RdmaResources#shared()}).
+     * The loops, setup threads and device domains to run on (default: {@link RdmaResources#shared()}),
+     * as Reactor Netty's {@code runOn(LoopResources)}.
      *
      * @param resources the resources; the caller keeps owning them (disposing them closes this spec's connections)
      * @return a copy on those resources
      */
+    public T runOn(RdmaResources resources) {
+        return copy(host, port, transport, config, Objects.requireNonNull(resources), lifecycle);
+    }
+
+    /**
+     * The former name of {@link #runOn(RdmaResources)}, kept for code written against it.
+     *
+     * @param resources the resources
+     * @return a copy on those resources
+     * @deprecated use {@link #runOn(RdmaResources)}, Reactor Netty's name
+     */
+    @Deprecated
     public T resources(RdmaResources resources) {
-        return copy(host, port, transport, config, Objects.requireNonNull(resources));
+        return runOn(resources);
+    }
+
+    /**
+     * Runs {@code callback} for every connection once it is set up, before the application has
+     * it (the client's subscriber, the server's taker or handler), on the thread that established
+     * it: it must not block. If it throws, the connection is closed instead: a client's
+     * {@code connect()} fails with the error, a server logs it and serves the next. Set again,
+     * the callbacks run in the order they were set. As Reactor Netty's {@code doOnConnected}.
+     *
+     * @param callback what to do with each new connection
+     * @return a copy with the callback
+     */
+    public T doOnConnected(Consumer<? super RdmaConnection> callback) {
+        return copy(host, port, transport, config, resources, lifecycle.withConnected(Objects.requireNonNull(callback)));
+    }
+
+    /**
+     * Runs {@code callback} once for every connection that reached {@link #doOnConnected}'s
+     * point (also one a {@code doOnConnected} callback threw for), when it is disposed, however it
+     * ended (closed by either side, failed, its resources disposed). A connection that ends during
+     * set-up reaches neither. What it throws is logged. As Reactor Netty's {@code doOnDisconnected}.
+     *
+     * @param callback what to do when a connection is gone
+     * @return a copy with the callback
+     */
+    public T doOnDisconnected(Consumer<? super RdmaConnection> callback) {
+        return copy(host, port, transport, config, resources, lifecycle.withDisconnected(Objects.requireNonNull(callback)));
     }
 
     /**
@@ -248,9 +290,11 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * and go on this long after a receive is posted again. Default: 0.64 ms, perftest's, on every
      * setup path; over rdma_cm, which programs 655.36 ms, it is changed once the QP is in RTS. A
      * server's {@linkplain RdmaServer#sharedReceiveQueue shared receive queue} over rdma_cm keeps
-     * rdma_cm's 655.36 ms unless this is set: with many senders, short retries into a shared queue
-     * that ran dry flood the receiving device with RNR NAKs while the queue grows (measured on
-     * SoftRoCE: 64 clients, 274 NAKs for 128 messages and a SEND stalled beyond 30 s).
+     * rdma_cm's 655.36 ms, unless this is set, for clients without {@linkplain #receiverCredits
+     * receiver credits} (C peers, raw connections): with many senders, short retries into a shared
+     * queue that ran dry flood the receiving device with RNR NAKs while the queue grows (measured on
+     * SoftRoCE: 64 clients, 274 NAKs for 128 messages and a SEND stalled beyond 30 s). A client
+     * with credits never meets an empty queue, so its connection gets the 0.64 ms.
      *
      * @param delay from 10 µs to 655.36 ms
      * @return a copy with that delay

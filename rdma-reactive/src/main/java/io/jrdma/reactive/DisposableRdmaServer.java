@@ -37,8 +37,11 @@ public final class DisposableRdmaServer implements Disposable {
     private volatile Listener listener;
     private volatile boolean disposed;
 
-    DisposableRdmaServer(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+    private final Lifecycle lifecycle;
+
+    DisposableRdmaServer(Function<? super RdmaConnection, ? extends Publisher<Void>> handler, Lifecycle lifecycle) {
         this.handler = handler;
+        this.lifecycle = lifecycle;
     }
 
     DisposableRdmaServer listening(Listener l) {
@@ -51,7 +54,16 @@ public final class DisposableRdmaServer implements Disposable {
         RdmaConnection c = new RdmaConnection(core);
         if (disposed) {
             c.dispose();
-        } else if (handler != null) {
+            return;
+        }
+        try {
+            lifecycle.established(c);
+        } catch (RuntimeException e) {
+            LOG.warn("doOnConnected of " + this + " failed on " + c + "; closing it", e);
+            c.dispose();
+            return;
+        }
+        if (handler != null) {
             core.loop().execute(() -> handle(c));
         } else {
             accepted.deliver(c);

@@ -28,8 +28,8 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
     private final SetupOptions options;
 
     private RdmaClient(String host, int port, String localAddress, Transport transport, ConnectionConfig config,
-                       RdmaResources resources, SetupOptions options) {
-        super(host, port, transport, config, resources);
+                       RdmaResources resources, Lifecycle lifecycle, SetupOptions options) {
+        super(host, port, transport, config, resources, lifecycle);
         this.localAddress = localAddress;
         this.options = options;
     }
@@ -42,12 +42,12 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return the client configuration; nothing connects until {@link #connect()} is subscribed
      */
     public static RdmaClient create() {
-        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, SetupOptions.JRDMA);
+        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, SetupOptions.JRDMA);
     }
 
     @Override
-    RdmaClient copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaClient(host, port, localAddress, transport, config, resources, options);
+    RdmaClient copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle) {
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, options);
     }
 
     /**
@@ -57,7 +57,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return a copy connecting from that address
      */
     public RdmaClient localAddress(String address) {
-        return new RdmaClient(host, port, address, transport, config, resources, options);
+        return new RdmaClient(host, port, address, transport, config, resources, lifecycle, options);
     }
 
     /**
@@ -78,7 +78,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
             throw new IllegalArgumentException(privateData.length + " bytes of connect private data exceed rdma_cm's "
                     + CmId.MAX_PRIVATE_DATA_CONNECT);
         }
-        return new RdmaClient(host, port, localAddress, transport, config, resources, new SetupOptions(privateData.clone(), null));
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(privateData.clone(), null));
     }
 
     /**
@@ -90,7 +90,19 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return a copy that connects through {@code exchange}
      */
     public RdmaClient outOfBand(OutOfBandExchange exchange) {
-        return new RdmaClient(host, port, localAddress, transport, config, resources, new SetupOptions(null, Objects.requireNonNull(exchange)));
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(null, Objects.requireNonNull(exchange)));
+    }
+
+    /**
+     * {@link #connect()}, waiting for it on this thread: never on a loop or a setup thread, nor
+     * in a {@code Mono}'s operator. As Reactor Netty's {@code connectNow()}.
+     *
+     * @return the established connection, which the caller owns and closes
+     * @throws ConnectionException as {@link #connect()} fails; its {@link ConnectionException.Timeout}
+     *         after the connect timeout, plus a margin of 5 s for the timeout's own signal
+     */
+    public RdmaConnection connectNow() {
+        return connect().block(config.connectTimeout().plusSeconds(5));
     }
 
     /**
@@ -120,6 +132,13 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                     @Override
                     public void established(ConnectionCore core) {
                         RdmaConnection c = new RdmaConnection(core);
+                        try {
+                            lifecycle.established(c);
+                        } catch (RuntimeException e) {
+                            c.close().subscribe(null, ignored -> { });
+                            waiter.fail(e);
+                            return;
+                        }
                         if (waiter.offer(c.tracked(site))) return;
                         c.untrack();
                         c.close().subscribe();

@@ -14,6 +14,7 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.lang.foreign.ValueLayout;
 import java.lang.ref.Reference;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -628,6 +629,27 @@ public final class RdmaConnection implements Disposable {
      */
     public long loopThreadId() {
         return core.loop().threadId();
+    }
+
+    /**
+     * This end's address, as Reactor Netty's {@code Connection.address()}: the IP address (that
+     * of the RDMA device the connection runs on) and the port of its setup path (rdma_cm's port
+     * space, or the TCP socket's).
+     *
+     * @return the address, or empty for a connection set up by an {@link OutOfBandExchange}
+     */
+    public Optional<InetSocketAddress> localAddress() {
+        return Optional.ofNullable(core.endpoints().local());
+    }
+
+    /**
+     * The peer's address, as Reactor Netty's {@code remoteAddress()}: its IP address and the port
+     * of its setup path.
+     *
+     * @return the address, or empty for a connection set up by an {@link OutOfBandExchange}
+     */
+    public Optional<InetSocketAddress> remoteAddress() {
+        return Optional.ofNullable(core.endpoints().remote());
     }
 
     /** {@return the local QP number (what completions and the peer's errors name)} */

@@ -27,10 +27,10 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private final Function<ConnectRequest, AcceptDecision> rawAccept;
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
 
-    private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources,
+    private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle,
                        Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes,
                        Function<ConnectRequest, AcceptDecision> rawAccept, Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
-        super(host, port, transport, config, resources);
+        super(host, port, transport, config, resources, lifecycle);
         this.rawAccept = rawAccept;
         this.handler = handler;
         this.acceptFilter = acceptFilter;
@@ -50,12 +50,12 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * @return the server configuration; nothing listens until {@link #bind()} is subscribed
      */
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null);
     }
 
     @Override
-    RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
+    RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle) {
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /**
@@ -65,7 +65,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * @return a copy with that filter (default: accept all)
      */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
-        return new RdmaServer(host, port, transport, config, resources, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
                 sharedExposedBytes, rawAccept, handler);
     }
 
@@ -81,7 +81,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /**
@@ -114,7 +114,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
         if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept, handler);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept, handler);
     }
 
     /**
@@ -134,7 +134,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
         // no region of each connection's own; the access travels in the configuration, where the QP's rights come from too
         RdmaServer s = exposeBuffer(0, first, rest);
-        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept, handler);
+        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, s.lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept, handler);
     }
 
     /**
@@ -150,7 +150,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * @return a copy that accepts with the application's private data
      */
     public RdmaServer acceptRaw(Function<ConnectRequest, AcceptDecision> decide) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
                 Objects.requireNonNull(decide), handler);
     }
 
@@ -172,8 +172,21 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * @return a copy that hands its connections to {@code handler}
      */
     public RdmaServer handle(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
-        return new RdmaServer(host, port, transport, config, resources, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
                 rawAccept, Objects.requireNonNull(handler));
+    }
+
+    /**
+     * {@link #bind()}, waiting for it on this thread (never on a loop or a setup thread). As
+     * Reactor Netty's {@code bindNow()}.
+     *
+     * @return the listening server, which the caller owns and disposes
+     * @throws ConnectionException as {@link #bind()} fails, or when it does not listen within
+     *         the connect timeout
+     */
+    public DisposableRdmaServer bindNow() {
+        return bind().timeout(config.connectTimeout(), Mono.error(() -> new ConnectionException.Timeout(
+                "the server at " + host + ":" + port + " did not listen within " + config.connectTimeout().toMillis() + " ms"))).block();
     }
 
     /**
@@ -194,7 +207,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public Mono<DisposableRdmaServer> bind() {
         return Mono.defer(() -> {
-            DisposableRdmaServer server = new DisposableRdmaServer(handler);
+            DisposableRdmaServer server = new DisposableRdmaServer(handler, lifecycle);
             ServerSettings settings = new ServerSettings(config, new InetSocketAddress(host, port), backlog, acceptFilter, srqDepth,
                     srqMaxDepth, sharedExposedBytes, config.exposedAccess(), rawAccept, server::connected);
             return resources().core().listen(transport, settings).map(server::listening);

@@ -102,7 +102,7 @@ public final class RdmaLab {
      * @throws IllegalStateException when binding took longer than {@link #TIMEOUT}
      */
     public DisposableRdmaServer server(RdmaServer server) {
-        DisposableRdmaServer bound = server.host(serverAddress()).port(0).resources(resources).bind().block(TIMEOUT);
+        DisposableRdmaServer bound = server.host(serverAddress()).port(0).runOn(resources).bind().block(TIMEOUT);
         if (bound == null) throw new IllegalStateException("the server did not bind within " + TIMEOUT);
         servers.add(bound);
         return bound;
@@ -118,7 +118,7 @@ public final class RdmaLab {
      */
     public RdmaConnection connect(DisposableRdmaServer server, RdmaClient client) {
         RdmaConnection c = client.host(serverAddress()).port(server.address().getPort()).localAddress(clientAddress())
-                .resources(resources).connect().block(TIMEOUT);
+                .runOn(resources).connect().block(TIMEOUT);
         if (c == null) throw new IllegalStateException("no connection to " + server + " within " + TIMEOUT);
         connections.add(c);
         return c;

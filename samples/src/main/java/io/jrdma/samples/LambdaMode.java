@@ -63,7 +63,7 @@ final class LambdaMode implements Callable<Integer> {
             session.out.printf("call %s(%d bytes)%n", name, request.length());
             return f.handle(request);
         }));
-        DisposableRpcServer server = RpcServer.create(options.rdmaServer().resources(session.resources))
+        DisposableRpcServer server = RpcServer.create(options.rdmaServer().runOn(session.resources))
                 .stagingBuffer(room()).registerAll(functions).bind().block(options.timeout());
         try {
             session.out.printf("rdma lambda: listening on %s:%d over %s; functions %s%n",
@@ -88,7 +88,7 @@ final class LambdaMode implements Callable<Integer> {
     }
 
     private int client(Session session) throws Exception {
-        RpcClient rpc = RpcClient.connect(options.rdmaClient().resources(session.resources)
+        RpcClient rpc = RpcClient.connect(options.rdmaClient().runOn(session.resources)
                         .exposeBuffer(room(), Access.REMOTE_READ, Access.REMOTE_WRITE))
                 .block(options.timeout().plusSeconds(5));
         // not session.connected(): its "server went away" watcher would mistake our own close for the server's

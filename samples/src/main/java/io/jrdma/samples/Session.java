@@ -57,7 +57,7 @@ final class Session implements AutoCloseable {
      * connects and goes quiet holds nothing another needs.
      */
     int serve(String mode, RdmaServer config, Handler handler) {
-        DisposableRdmaServer s = listening(mode, config.resources(resources).bind().block(options.timeout()));
+        DisposableRdmaServer s = listening(mode, config.runOn(resources).bind().block(options.timeout()));
         Flux<RdmaConnection> clients = s.connections();  // completes when the server is disposed (Ctrl-C)
         if (!options.keepServing) clients = clients.take(1);
         AtomicInteger status = new AtomicInteger();
@@ -105,7 +105,7 @@ final class Session implements AutoCloseable {
 
     /** Connects; see {@link #connected}. The session closes the connection, not the mode. */
     RdmaConnection connect(String mode, RdmaClient config) {
-        return connected(mode, config.resources(resources).connect().block(options.timeout().plusSeconds(5)));
+        return connected(mode, config.runOn(resources).connect().block(options.timeout().plusSeconds(5)));
     }
 
     /**

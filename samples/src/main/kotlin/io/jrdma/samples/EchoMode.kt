@@ -32,13 +32,13 @@ class EchoMode : Callable<Int> {
     }
 
     private suspend fun server(session: Session): Int {
-        val service = EchoService(options.rdmaServer().resources(session.resources))
+        val service = EchoService(options.rdmaServer().runOn(session.resources))
         service.serve(clients = if (options.keepServing) null else 1) { bound -> session.listening("echo", bound) }
         return 0
     }
 
     private suspend fun client(session: Session): Int {
-        val connection = session.connected("echo", options.rdmaClient().resources(session.resources).connectAwait())
+        val connection = session.connected("echo", options.rdmaClient().runOn(session.resources).connectAwait())
         val stdin = System.`in`.bufferedReader()
         // reading stdin blocks: on an IO thread, not on runBlocking's one thread, which the replies resume on
         val lines = flow { while (true) emit(stdin.readLine() ?: break) }.flowOn(Dispatchers.IO)

@@ -41,9 +41,14 @@ final class BenchClient {
      * @param warmup      seconds of warm-up per row
      * @param rowLimit    how long one row may take, warm-up included
      * @param jitQuiet    how much longer than the warm-up a row may wait for the JIT threads to go quiet
+     * @param credits     receiver credits of the reactive and Kotlin rows, in order: each combination runs on
+     *                    those layers once per entry ("on off off on": an A/B/B/A of the credit path); rdma-ffm
+     *                    has none and runs once
+     * @param streamBuffer the receive buffer size of the stream rows (a larger message waits for the rendezvous)
      */
     record Options(int controlPort, Path matrix, Path out, String accel, List<Layer> layers, String transport, String perftestSetup, int inline,
-                   int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet) {
+                   int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet, List<Boolean> credits,
+                   int streamBuffer) {
         static Options parse(String[] args) {
             int control = 18600;
             Path matrix = null;
@@ -58,6 +63,8 @@ final class BenchClient {
             double warmup = 2;
             Duration rowLimit = Duration.ofSeconds(300);
             Duration jitQuiet = Duration.ofSeconds(20);
+            List<Boolean> credits = List.of(true);
+            int streamBuffer = 4096;
             for (int i = 0; i < args.length; i += 2) {
                 String value = i + 1 < args.length ? args[i + 1] : "";
                 switch (args[i]) {
@@ -74,11 +81,22 @@ final class BenchClient {
                     case "--warmup" -> warmup = Double.parseDouble(value);
                     case "--row-limit" -> rowLimit = Duration.ofSeconds(Long.parseLong(value));
                     case "--jit-quiet" -> jitQuiet = Duration.ofMillis((long) (Double.parseDouble(value) * 1000));
+                    case "--credits" -> credits = words(value).stream().map(Options::onOff).toList();
+                    case "--stream-buffer" -> streamBuffer = Integer.parseInt(value);
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             if (matrix == null) throw new IllegalArgumentException("--matrix is required");
-            return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet);
+            return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet,
+                    credits, streamBuffer);
+        }
+
+        private static boolean onOff(String word) {
+            return switch (word) {
+                case "on" -> true;
+                case "off" -> false;
+                default -> throw new IllegalArgumentException("--credits takes on and off, not " + word);
+            };
         }
 
         /**
@@ -113,16 +131,25 @@ final class BenchClient {
         client.reconnect(Duration.ofSeconds(180));
         int failed = 0;
         for (PerftestRun combo : matrix) {
-            PerftestRun perftest = combo.test().rpc() ? reference(matrix, combo) : combo;
+            PerftestRun perftest = combo.status().equals("reference") ? reference(matrix, combo) : combo;
+            int buffer = combo.test() == BenchTest.STREAM_BW ? o.streamBuffer() : Math.max(combo.size(), 64);
             for (Layer layer : o.layers()) {
-                if (combo.test().rpc() && layer == Layer.FFM) continue;
-                RowSpec spec = new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
-                        combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout());
-                long r0 = System.nanoTime();
-                RowResult result = client.row(spec);
-                if (!result.ok()) failed++;
-                String line = report.add(result, perftest);
-                log(String.format(Locale.ROOT, "%s (%.0f s)", line, (System.nanoTime() - r0) / 1e9));
+                if (combo.test().apiOnly() && layer == Layer.FFM) continue;
+                for (int k = 0; k < o.credits().size(); k++) {
+                    if (layer == Layer.FFM && k > 0) break;  // rdma-ffm's loops have no credits to switch off
+                    boolean credits = layer == Layer.FFM || o.credits().get(k);
+                    RowSpec spec = new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
+                            combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout(), buffer,
+                            credits);
+                    long r0 = System.nanoTime();
+                    RowResult result = combo.status().equals("skipped")
+                            ? RowResult.skipped(spec, Report.size(combo.size()) + " is above the stream rows' " + Report.size(buffer)
+                                    + " receive buffer (--stream-buffer): it needs the rendezvous")
+                            : client.row(spec);
+                    if (!result.ok() && !result.skipped()) failed++;
+                    String line = report.add(result, perftest);
+                    log(String.format(Locale.ROOT, "%s (%.0f s)", line, (System.nanoTime() - r0) / 1e9));
+                }
             }
         }
         client.quit();
@@ -131,10 +158,10 @@ final class BenchClient {
         return failed == 0 ? 0 : 3;
     }
 
-    /** The RPC rows stand beside ib_send_lat of the same size and polling. */
-    private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun rpc) {
+    /** The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's. */
+    private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
         for (PerftestRun r : matrix) {
-            if (r.test() == BenchTest.SEND_LAT && r.size() == rpc.size() && r.polling() == rpc.polling()) return r;
+            if (r.test() == row.test().reference() && r.size() == row.size() && r.polling() == row.polling()) return r;
         }
         return null;
     }

@@ -6,7 +6,8 @@ import java.util.Locale;
  * The tests of the matrix, each named after the perftest program it stands beside. A latency row
  * reports what that program reports: half the round trip for the ping-pongs (send_lat, write_lat),
  * the whole operation for read_lat. The RPC rows stand beside ib_send_lat of the same size and
- * polling: one call is one SEND each way, one of ib_send_lat's exchanges.
+ * polling: one call is one SEND each way, one of ib_send_lat's exchanges. The stream rows stand
+ * beside ib_send_bw of the same size and polling: one message is one SEND, as one of its iterations.
  */
 enum BenchTest {
     WRITE_BW("ib_write_bw", true, false, false),
@@ -26,7 +27,14 @@ enum BenchTest {
      */
     RPC_LAT_POLLER("ib_send_lat", false, false, true),
     /** As {@link #RPC_RATE} with the echo on the server's poller thread. */
-    RPC_RATE_POLLER("ib_send_lat", true, false, true);
+    RPC_RATE_POLLER("ib_send_lat", true, false, true),
+    /**
+     * Messages per second of one {@code send(Publisher)} (Kotlin: {@code sendAwait(Flow)}) of all the row's
+     * messages, its demand bound to the receiver's credits, the receiver consuming {@code receives()} and
+     * releasing each: beside ib_send_bw's of the same size and polling. Eager sizes only (up to the receive
+     * buffer, lab/bench's --stream-buffer); a larger one is a skipped row until the rendezvous protocol.
+     */
+    STREAM_BW("ib_send_bw", true, false, true);
 
     /** The perftest program of the row (for the RPC rows: the one they stand beside). */
     final String perftest;
@@ -56,6 +64,19 @@ enum BenchTest {
     /** An RPC row whose server runs the echo on its poller thread rather than on the default handler scheduler. */
     boolean handlerOnPoller() {
         return this == RPC_LAT_POLLER || this == RPC_RATE_POLLER;
+    }
+
+    /**
+     * The test whose perftest run this one's stands beside when lab/bench ran none of its own (matrix
+     * status "reference"): ib_send_lat's for the RPC rows, ib_send_bw's for the stream rows.
+     */
+    BenchTest reference() {
+        return rpc() ? SEND_LAT : this == STREAM_BW ? SEND_BW : this;
+    }
+
+    /** No rdma-ffm form: the RPC rows and the stream rows are the reactive API's (and Kotlin's). */
+    boolean apiOnly() {
+        return rpc() || this == STREAM_BW;
     }
 
     /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */

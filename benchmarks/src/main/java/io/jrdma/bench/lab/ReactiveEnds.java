@@ -13,6 +13,7 @@ import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
 import io.jrdma.rpc.CallOptions;
 import io.jrdma.rpc.DisposableRpcServer;
 import io.jrdma.rpc.RpcClient;
@@ -22,6 +23,7 @@ import io.jrdma.rpc.RpcServer;
 import java.time.Duration;
 import java.util.Map;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -30,7 +32,8 @@ import reactor.core.scheduler.Schedulers;
  * into the connection's exposed buffer, slot by slot. A ping-pong is a SEND (or, for write_lat, a
  * WRITE_WITH_IMM, whose RECV completion is the only notice a reactive receiver gets) answered in
  * kind by the server from the buffer the message arrived in (or its exposed memory); read_lat
- * is one READ at a time; the RPC rows call an echo function registered on an RpcServer.
+ * is one READ at a time; the RPC rows call an echo function registered on an RpcServer; stream_bw
+ * is one {@code send(Publisher)} of the row's messages, slices of the exposed buffer slot by slot.
  */
 final class ReactiveEnds {
     static final String ECHO = "echo";
@@ -45,11 +48,12 @@ final class ReactiveEnds {
     static <T extends ConnectionSpec<T>> T configure(T spec, RowSpec row, boolean eventPolling) {
         T common = spec.transport(row.tcp() ? Transport.TCP : Transport.RDMA_CM)
                 .pollingMode(eventPolling ? PollingMode.EVENT : row.polling())
-                .maxInlineData(row.inline());
+                .maxInlineData(row.inline())
+                .receiverCredits(row.credits());
         if (row.ackTimeout() >= 0) common = common.ackTimeout(Duration.ofNanos(4096L << row.ackTimeout()));
         if (row.test().rpc()) return common;
         return common.queueDepth(Math.max(row.depth(), 16), Math.max(row.rxDepth(), 16))
-                .buffers(Math.max(row.size(), 64), Math.max(row.depth(), 16))
+                .buffers(row.buffer(), Math.max(row.depth(), 16))
                 .connectionParameters(row.readDepth(), row.readDepth(), 7, 7)
                 .exposeBuffer(row.regionBytes(), Access.REMOTE_WRITE, Access.REMOTE_READ);
     }
@@ -137,14 +141,44 @@ final class ReactiveEnds {
                     return conn.receive();
                 }, ops, 1, latencies, deadline);
                 case READ_LAT -> Pipeline.run((i, p) -> conn.read(remote, 0, size, local, 0), ops, 1, latencies, deadline);
+                case STREAM_BW -> stream(ops, deadline);
                 default -> throw new UnsupportedOperationException(row.test().label());
             };
+        }
+
+        /**
+         * One stream of {@code ops} messages: the slots' elements in turn, each with a reference of its own for
+         * the stream to release (the exposed buffer's), from a generator that allocates nothing per message.
+         */
+        private long stream(int ops, long deadline) {
+            ScatterGatherElement[] slots = messages(row, local, stride);
+            int[] next = {0};
+            Flux<ScatterGatherElement> messages = Flux.generate(sink -> {
+                int i = next[0]++;
+                if (i >= ops) {
+                    sink.complete();
+                    return;
+                }
+                ScatterGatherElement m = slots[i % slots.length];
+                m.buffer().retain();
+                sink.next(m);
+            });
+            long t0 = System.nanoTime();
+            conn.send(messages).block(Duration.ofNanos(Math.max(1, deadline - t0)));
+            return System.nanoTime() - t0;
         }
 
         @Override
         public void close() {
             conn.disposeNow();
         }
+    }
+
+    /** The stream rows' messages: one element per slot of the exposed buffer, the row's size each. */
+    static ScatterGatherElement[] messages(RowSpec row, RegisteredBuffer local, long stride) {
+        ScatterGatherElement[] slots = new ScatterGatherElement[row.slots()];
+        for (int i = 0; i < slots.length; i++) slots[i] = ScatterGatherElement.of(local, i * stride, row.size());
+        return slots;
     }
 
     private static final class RpcEnd implements ClientEnd {
@@ -205,7 +239,7 @@ final class ReactiveEnds {
             if (server != null) {
                 conn = server.accept().block(Ends.SETUP);
                 part = switch (row.test()) {
-                    case SEND_BW -> conn.receives().subscribe(ReceivedMessage::release, this::failed);
+                    case SEND_BW, STREAM_BW -> conn.receives().subscribe(ReceivedMessage::release, this::failed);
                     case SEND_LAT -> conn.receives().subscribe(m -> {
                         conn.send(m.buffer(), 0, m.length()).subscribe(null, this::failed);
                         m.release();

@@ -21,11 +21,12 @@ final class Report {
             + "jrdma_rate,jrdma_mb_s,jrdma_typical_us,jrdma_avg_us,jrdma_p99_us,jrdma_p999_us,"
             + "perftest_rate,perftest_mb_s,perftest_typical_us,perftest_avg_us,perftest_p99_us,perftest_p999_us,ratio,"
             + "client_cpu_us_op,server_cpu_us_op,client_jit_us_op,server_jit_us_op,perftest_client_cpu_us_op,perftest_server_cpu_us_op,"
-            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,rnr_naks,perftest,note";
+            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,rnr_naks,perftest,note,credits";
 
     private final BenchClient.Options options;
     private final PrintWriter csv;
     private final List<String[]> table = new ArrayList<>();
+    private final java.util.Set<String> skipped = new java.util.LinkedHashSet<>();
     private final String started = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm 'UTC'"));
 
     Report(BenchClient.Options options) throws IOException {
@@ -69,7 +70,7 @@ final class Report {
         f.add(s.transport());
         f.add(Integer.toString(s.iterations()));
         f.add(Integer.toString(s.depth()));
-        f.add(r.ok() ? "ok" : "failed");
+        f.add(r.ok() ? "ok" : r.skipped() ? "skipped" : "failed");
         f.add(num(test.rate && r.ok() ? r.rate() : Double.NaN, 1));
         f.add(num(test.rate && r.ok() && !test.rpc() ? r.megabytesPerSecond() : Double.NaN, 3));
         addLatency(f, jl);
@@ -94,19 +95,25 @@ final class Report {
         f.add(r.ok() && r.rnrNaks() >= 0 ? Long.toString(r.rnrNaks()) : "");
         f.add(perftestNote);
         f.add(r.ok() ? "" : r.failure());
+        // the reactive and Kotlin rows' receiver credits; rdma-ffm has none
+        f.add(s.layer() == Layer.FFM ? "" : s.credits() ? "on" : "off");
         csv.println(String.join(",", f.stream().map(Report::csvField).toList()));
         csv.flush();
 
-        String jrdma = !r.ok() ? "FAILED" : test.rate ? rate(r.rate(), test) : us(jl.typical());
+        String jrdma = r.skipped() ? "-" : !r.ok() ? "FAILED" : test.rate ? rate(r.rate(), test) : us(jl.typical());
         String base = p == null ? "-" : test.rate ? rate(p.rate(), test) : us(pl.typical());
         String detail = !r.ok() ? "" : test.rpc() && test.rate ? "" : test.rate ? mb(r.megabytesPerSecond()) : spread(jl);
         String baseDetail = p == null || test.rpc() && test.rate ? "" : test.rate ? mb(p.megabytesPerSecond()) : spread(pl);
-        table.add(new String[] {test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, base,
+        String layer = s.layer().label() + (s.credits() ? "" : " -credits");
+        if (r.skipped()) base = "-";
+        table.add(new String[] {test.label(), size(s.size()), s.polling().name(), layer, jrdma, base,
                 Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio), detail, baseDetail,
                 pair(clientCpu, serverCpu, 1), pair(perftestClientCpu, perftestServerCpu, 1),
                 pair(cpuRatioClient, cpuRatioServer, 2),
-                r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-"});
-        return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), s.layer().label(), jrdma, "perftest " + base,
+                r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-",
+                r.ok() && r.rnrNaks() >= 0 ? Long.toString(r.rnrNaks()) : "-"});
+        if (r.skipped()) skipped.add(test.label() + " " + size(s.size()) + ": " + r.failure().substring("skipped: ".length()));
+        return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), layer, jrdma, "perftest " + base,
                 "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
                 + (r.ok() && !r.counters().isEmpty() ? " | rxe: " + r.counters() : "")
                 + (r.ok() ? "" : ": " + r.failure());
@@ -140,7 +147,7 @@ final class Report {
     void finish(double seconds) throws IOException {
         csv.close();
         String[] head = {"test", "size", "polling", "layer", "jrdma", "perftest", "ratio", "jrdma avg/p99/p99.9 us", "perftest avg/p99/p99.9 us",
-            "CPU us/op c/s", "perftest CPU c/s", "CPU ratio c/s", "alloc B/op c/s"};
+            "CPU us/op c/s", "perftest CPU c/s", "CPU ratio c/s", "alloc B/op c/s", "rnr"};
         int[] width = new int[head.length];
         for (int i = 0; i < head.length; i++) width[i] = head[i].length();
         for (String[] row : table) for (int i = 0; i < row.length; i++) width[i] = Math.max(width[i], row[i].length());
@@ -154,6 +161,7 @@ final class Report {
         for (int i = 0; i < width.length; i++) rule.append(i < 4 ? ":" : "-").append("-".repeat(width[i])).append(i < 4 ? "-|" : ":|");
         t.append(rule).append('\n');
         for (String[] row : table) line(t, row, width, false);
+        for (String why : skipped) t.append("skipped: ").append(why).append('\n');
         t.append(legend());
         Files.writeString(options.out().resolve("table.txt"), t.toString());
         System.out.print(t);
@@ -174,12 +182,19 @@ final class Report {
                 jrdma, perftest: messages/s (bandwidth tests), calls/s (rpc_rate), or the typical (median) latency in us: half the round trip
                   for write_lat and send_lat as perftest reports it, the whole READ for read_lat, a call's whole round trip for rpc_lat beside
                   ib_send_lat's round trip (twice its half). rpc_rate's perftest column is ib_send_lat's exchanges/s, for scale, no ratio.
+                  stream_bw: messages/s of one send(Publisher) (kotlin: sendAwait(Flow)) of all the row's messages, slices of the
+                  exposed buffer from a generator that allocates nothing per message, the demand bound to the receiver's credits
+                  (send slots alone with -credits), the receiver consuming receives() (kotlin: receivesFlow()) and releasing each;
+                  beside ib_send_bw of the same size, depth and polling (send_bw's perftest run). Its receive buffers are
+                  --stream-buffer bytes (4 KiB, the library's default), not the message size: a larger message is a skipped row ("-").
                 ratio: jrdma / perftest, both in this lab session with the same size, iterations, depths and polling (BUSY = perftest's
                   default busy polling, EVENT = perftest -e; write_* have no -e in perftest 4.5, so BUSY only). Above 1 is better for rates,
                   below 1 is better for latencies.
                 layers: ffm = rdma-ffm's verbs objects in a loop like perftest's (preallocated work requests, every cq-mod-th signalled);
                   reactive = rdma-reactive's Monos, depth in flight, one subscriber per operation; kotlin = rdma-kotlin's suspend functions,
-                  a coroutine per operation in flight (Dispatchers.Unconfined). write_lat: ffm and perftest spin on memory, reactive and
+                  a coroutine per operation in flight (Dispatchers.Unconfined). "-credits": the row with receiverCredits(false) at
+                  both ends (lab/bench --credits), so a message is posted without waiting for a grant and no grant is sent; the
+                  others have the library's default, credits on (docs/credit-protocol.md). write_lat: ffm and perftest spin on memory, reactive and
                   kotlin answer WRITE_WITH_IMM with WRITE_WITH_IMM (a receiver learns of a WRITE only from its RECV completion).
                 posting: perftest (default, no --post_list) and ffm post one work request per ibv_post_send; reactive and kotlin
                   chain what a poll batch's completions make possible into one ibv_post_send (rdma-reactive's chained posts).
@@ -204,7 +219,7 @@ final class Report {
                   tcg-mt runs the vCPUs in parallel.
                 alloc B/op c/s: bytes allocated by all threads of the client / server JVM over the window per operation
                   (com.sun.management.ThreadMXBean#getTotalThreadAllocatedBytes).
-                rxe counters: rnr_naks (CSV) is rcvd_rnr_err of both rxe devices over the window, SENDs that found no receive
+                rnr, rxe counters: rnr (rnr_naks in the CSV) is rcvd_rnr_err of both rxe devices over the window, SENDs that found no receive
                   posted and waited the receiver's min_rnr_timer (0.64 ms; 655 ms for reactive and kotlin over rdma_cm) before a retry; the log line
                   names every hw_counter that moved (completer_retry_err: a resend after the 67 ms ACK timeout, a packet the veth
                   dropped). perftest's runs log theirs too.

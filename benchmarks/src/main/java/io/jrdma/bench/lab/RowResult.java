@@ -4,7 +4,7 @@ package io.jrdma.bench.lab;
  * What one row measured at both ends, or why it failed.
  *
  * @param spec     the row
- * @param failure  null, or what failed
+ * @param failure  null, or what failed (or, for a skipped row, why it did not run)
  * @param ops      operations in the measured window
  * @param nanos    the window, first post to last completion
  * @param latency  latency rows: the per-operation times, in µs as perftest reports them (half round trips for the ping-pongs)
@@ -18,6 +18,17 @@ record RowResult(RowSpec spec, String failure, int ops, long nanos, Latencies.Su
 
     static RowResult failed(RowSpec spec, String why) {
         return new RowResult(spec, why, 0, 0, null, null, null, -1, "");
+    }
+
+    /** A row that did not run, and why: not a failure (a stream message above the receive buffer). */
+    static RowResult skipped(RowSpec spec, String why) {
+        return new RowResult(spec, SKIPPED + why, 0, 0, null, null, null, -1, "");
+    }
+
+    private static final String SKIPPED = "skipped: ";
+
+    boolean skipped() {
+        return failure != null && failure.startsWith(SKIPPED);
     }
 
     boolean ok() {

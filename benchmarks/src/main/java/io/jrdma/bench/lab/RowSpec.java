@@ -24,9 +24,14 @@ import java.util.Map;
  * @param ackTimeout the QPs' local ACK timeout, 4.096 us x 2^ackTimeout, as perftest's QPs have it: 14
  *                   (perftest -u's default) when perftest sets up over its TCP exchange; -1 for the setup
  *                   path's own (rdma_cm's, about 2.1 s on RoCE, is what perftest -R gets)
+ * @param buffer     bytes of each receive buffer and pooled buffer of the reactive and Kotlin ends: the size
+ *                   (at least 64) for the one-message tests, lab/bench's --stream-buffer for stream_bw
+ * @param credits    the reactive and Kotlin ends grant receiver credits ({@code receiverCredits}, the
+ *                   library's default); false for lab/bench's --credits off rows, the A/B of the credit path
  */
 record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int iterations, int depth, int rxDepth,
-               String transport, int inline, int readDepth, int cqMod, double warmup, int ackTimeout) {
+               String transport, int inline, int readDepth, int cqMod, double warmup, int ackTimeout, int buffer,
+               boolean credits) {
 
     boolean tcp() {
         return transport.equals("tcp");
@@ -43,7 +48,7 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
     }
 
     String describe() {
-        return test.label() + " " + size + " B " + layer.label() + " " + polling;
+        return test.label() + " " + size + " B " + layer.label() + " " + polling + (credits ? "" : " no-credits");
     }
 
     Map<String, String> toMap() {
@@ -61,6 +66,8 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
         m.put("cq_mod", Integer.toString(cqMod));
         m.put("warmup", Double.toString(warmup));
         m.put("ack_timeout", Integer.toString(ackTimeout));
+        m.put("buffer", Integer.toString(buffer));
+        m.put("credits", Boolean.toString(credits));
         return m;
     }
 
@@ -69,6 +76,6 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
                 PollingMode.valueOf(m.get("polling")), Integer.parseInt(m.get("iterations")), Integer.parseInt(m.get("depth")),
                 Integer.parseInt(m.get("rx")), m.get("transport"), Integer.parseInt(m.get("inline")),
                 Integer.parseInt(m.get("read_depth")), Integer.parseInt(m.get("cq_mod")), Double.parseDouble(m.get("warmup")),
-                Integer.parseInt(m.get("ack_timeout")));
+                Integer.parseInt(m.get("ack_timeout")), Integer.parseInt(m.get("buffer")), Boolean.parseBoolean(m.get("credits")));
     }
 }

@@ -27,6 +27,7 @@ import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.TimeoutCancellationException
 import kotlinx.coroutines.cancel
 import kotlinx.coroutines.coroutineScope
+import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -37,7 +38,7 @@ import kotlinx.coroutines.withTimeout
  * as the reactive layer. Bandwidth rows run one coroutine per operation in flight (a window of
  * `depth` coroutines taking the next index as each operation completes); latency rows one
  * coroutine, `sendAwait` then `receiveAwait` (write_lat: `writeWithImmediateAwait`), as the
- * README's echo client does. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
+ * README's echo client does; stream_bw one `sendAwait(Flow)` of all the row's messages. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
  * connection's loop thread that completed its operation and posts the next from there, so a row
  * measures the suspend API, not a dispatcher's thread hop.
  */
@@ -119,6 +120,18 @@ internal object KotlinEnds {
                         conn.readAwait(remote, i % slots * stride, size, local, i % slots * stride)
                     }
                     BenchTest.SEND_BW -> window(ops, depth, done) { i -> conn.sendAwait(local, i % slots * stride, size) }
+                    BenchTest.STREAM_BW -> {
+                        val messages = ReactiveEnds.messages(row, local, stride)
+                        // each element with a reference of its own, for the stream to release
+                        conn.sendAwait(flow {
+                            for (i in 0 until ops) {
+                                val m = messages[i % messages.size]
+                                m.buffer().retain()
+                                emit(m)
+                                done.incrementAndGet()
+                            }
+                        })
+                    }
                     BenchTest.SEND_LAT -> repeat(ops) {
                         val start = System.nanoTime()
                         conn.sendAwait(local, stride, size)
@@ -199,7 +212,7 @@ internal object KotlinEnds {
                 val c = setUp { s.acceptAwait() }
                 conn = c
                 when (row.test()) {
-                    BenchTest.SEND_BW -> scope.launch { c.receivesFlow().collect { it.release() } }
+                    BenchTest.SEND_BW, BenchTest.STREAM_BW -> scope.launch { c.receivesFlow().collect { it.release() } }
                     BenchTest.SEND_LAT -> scope.launch {
                         c.receivesFlow().collect { m -> m.use { c.sendAwait(it.buffer(), 0, it.length()) } }
                     }

@@ -6,6 +6,7 @@ import static io.jrdma.ffm.device.CPeerLab.WAIT;
 import static io.jrdma.ffm.device.CPeerLab.find;
 
 import io.jrdma.interop.CPeer;
+import io.jrdma.interop.CPeerException;
 import io.jrdma.interop.CPeerProcess;
 import io.jrdma.interop.CPeerResult;
 import java.util.concurrent.TimeUnit;
@@ -80,7 +81,14 @@ class RdmacmUtilsTest {
      */
     private static CPeerResult clientOnceServerListens(CPeerProcess server, CPeer client, String... args) {
         for (int attempt = 1; ; attempt++) {
-            CPeerResult r = client.run(WAIT, args);
+            CPeerResult r;
+            try {
+                r = client.run(WAIT, args);
+            } catch (CPeerException.TimedOut e) {
+                // two C programs of rdma-core: the server's half says why (the caller's close kills it)
+                throw new AssertionError("attempt " + attempt + ": " + e.getMessage() + "\nthe server, "
+                        + (server.isAlive() ? "still running" : "exited") + ", printed:\n" + server.output(), e);
+            }
             if (r.exitCode() == 0 || !REFUSED.matcher(r.output()).find() || !server.isAlive() || attempt == 20) return r;
             try {
                 Thread.sleep(250);

@@ -172,7 +172,7 @@ public final class ScaleBench {
         RdmaResources resources = loops > 0 ? RdmaResources.create("jrdma", loops) : RdmaResources.shared();
         row.put("loops", resources.loops());
         row.put("srq", srq > 0 ? Integer.toString(srq) : "");
-        RdmaServer serverSpec = RdmaServer.create().host(SERVER_IP).port(0).transport(transport).resources(resources)
+        RdmaServer serverSpec = RdmaServer.create().host(SERVER_IP).port(0).transport(transport).runOn(resources)
                 .queueDepth(inFlight, receiveDepth).buffers(size, inFlight).pollingMode(polling)
                 .exposeBuffer((long) size * SLOTS, Access.REMOTE_WRITE);
         if (srq > 0) serverSpec = serverSpec.sharedReceiveQueue(srq);
@@ -188,7 +188,7 @@ public final class ScaleBench {
         });
         // clients receive nothing: their receive queue is the small one
         RdmaClient client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
-                .transport(transport).resources(resources).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
+                .transport(transport).runOn(resources).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
 
         // one connection first, opened and closed: the first connect of a JVM also loads classes
         // and opens the device, which is not what N connects cost

@@ -150,7 +150,7 @@ class CloseTest {
     @EnumSource(Transport.class)
     void closeFreesMemoryOnlyOnceTheApplicationsBuffersAreBackAndDisposingTheResourcesEndsTheirThreads(Transport transport) {
         RdmaResources clientResources = RdmaResources.create("closing-client", 1);
-        RdmaClient client = RdmaClient.create().resources(clientResources);
+        RdmaClient client = RdmaClient.create().runOn(clientResources);
         try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), client)) {
             RdmaConnection c = p.client;
             RegisteredBuffer held = c.buffers().tryAcquire();
@@ -246,8 +246,8 @@ class CloseTest {
     @EnumSource(Transport.class)
     void disposingOnANonBlockingThreadClosesEverythingWithoutBlockingIt(Transport transport) {
         RdmaResources clientResources = RdmaResources.create("parallel-dispose");
-        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), RdmaClient.create().resources(clientResources))) {
-            RdmaConnection second = RdmaClient.create().resources(clientResources).host(LabPeers.SERVER_IP)
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create(), RdmaClient.create().runOn(clientResources))) {
+            RdmaConnection second = RdmaClient.create().runOn(clientResources).host(LabPeers.SERVER_IP)
                     .port(p.server.address().getPort()).localAddress(LabPeers.CLIENT_IP).transport(transport).connect().block(TIMEOUT);
             assertEquals(2, clientResources.openConnections());
 
@@ -278,7 +278,7 @@ class CloseTest {
         java.util.function.LongSupplier threads = () -> Thread.getAllStackTraces().keySet().stream()
                 .filter(t -> t.getName().startsWith("relisten-")).count();
         try {
-            RdmaServer config = RdmaServer.create().resources(serverResources).host(LabPeers.SERVER_IP).transport(transport);
+            RdmaServer config = RdmaServer.create().runOn(serverResources).host(LabPeers.SERVER_IP).transport(transport);
             DisposableRdmaServer first = config.port(0).bind().block(TIMEOUT);
             int port = first.address().getPort();
             assertEquals(2, threads.getAsLong(), "one loop and one setup thread; none for the listener");

@@ -53,7 +53,7 @@ class InjectedFaultTest {
     @BeforeAll
     static void librdmacmOpenedItsDevices() {
         RdmaResources warm = RdmaResources.create("injected-warm-up", 1);
-        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().resources(warm), RdmaClient.create().resources(warm))) {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(warm), RdmaClient.create().runOn(warm))) {
             StepVerifier.create(p.client.send("warm")).expectNextCount(1).expectComplete().verify(TIMEOUT);
         } finally {
             warm.disposeLater().block(TIMEOUT);
@@ -74,8 +74,8 @@ class InjectedFaultTest {
 
     private LabPeers pair(Transport transport) {
         // one receive on the server: SENDs beyond it stay in flight (RNR, retried for ever) until a fault ends them
-        return LabPeers.connect(transport, RdmaServer.create().resources(resources).queueDepth(4, 1).receiverCredits(false),
-                RdmaClient.create().resources(resources).queueDepth(8, 4).receiverCredits(false));
+        return LabPeers.connect(transport, RdmaServer.create().runOn(resources).queueDepth(4, 1).receiverCredits(false),
+                RdmaClient.create().runOn(resources).queueDepth(8, 4).receiverCredits(false));
     }
 
     /** SENDs the server cannot receive yet: in flight until the connection goes. */
@@ -170,8 +170,8 @@ class InjectedFaultTest {
     @Test
     void aServerConnectionOnASharedReceiveQueueClosesWhenItsQpReportsTheLastWqeReached() {
         // a QP on an SRQ that a peer's bad request moved to ERR flushes nothing: this event is the only sign (rxe 6.1 raises none)
-        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().resources(resources).sharedReceiveQueue(16),
-                RdmaClient.create().resources(resources))) {
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(resources).sharedReceiveQueue(16),
+                RdmaClient.create().runOn(resources))) {
             assertTrue(p.accepted.sharesReceiveQueue());
             FaultInjection.lastWqeReached(p.accepted);
             assertClosedBy(p.accepted, "the QP entered the error state without a failed request of this side");

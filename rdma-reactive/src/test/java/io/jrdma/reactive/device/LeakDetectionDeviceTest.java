@@ -52,8 +52,8 @@ class LeakDetectionDeviceTest {
     void connect() {
         listening = LeakDetection.onLeak(reports::add);
         resources = RdmaResources.create("leaks", 1);
-        peers = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().resources(resources).exposeBuffer(4096, Access.REMOTE_WRITE),
-                RdmaClient.create().resources(resources));
+        peers = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(resources).exposeBuffer(4096, Access.REMOTE_WRITE),
+                RdmaClient.create().runOn(resources));
     }
 
     @AfterEach
@@ -64,7 +64,7 @@ class LeakDetectionDeviceTest {
     }
 
     private RdmaClient client() {
-        return RdmaClient.create().resources(resources).host(LabPeers.SERVER_IP).port(peers.server.address().getPort())
+        return RdmaClient.create().runOn(resources).host(LabPeers.SERVER_IP).port(peers.server.address().getPort())
                 .localAddress(LabPeers.CLIENT_IP);
     }
 

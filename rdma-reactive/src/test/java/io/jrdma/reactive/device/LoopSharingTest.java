@@ -59,7 +59,7 @@ class LoopSharingTest {
         DisposableRdmaServer server = RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
                 .exposeSharedBuffer(1 << 16, Access.REMOTE_WRITE).bind().block(TIMEOUT);
         try {
-            List<RdmaConnection> clients = connectClients(RdmaClient.create().resources(oneLoop).transport(transport).queueDepth(8, 4),
+            List<RdmaConnection> clients = connectClients(RdmaClient.create().runOn(oneLoop).transport(transport).queueDepth(8, 4),
                     server.address().getPort(), 2);
             RdmaConnection stalled = clients.get(0), busy = clients.get(1);
             assertEquals(stalled.loopThreadId(), busy.loopThreadId(), "both on the one loop");

@@ -72,14 +72,14 @@ class ManyConnectionsTest {
     void manyConnectionsStreamChecksummedSendsAndWritesWithThreadsBoundedByTheLoops() {
         RdmaResources resources = RdmaResources.create("scale", LOOPS);
         int jvmThreadsBefore = ManagementFactory.getThreadMXBean().getThreadCount();
-        DisposableRdmaServer server = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(Transport.RDMA_CM)
+        DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(Transport.RDMA_CM)
                 .queueDepth(8, MESSAGES).buffers(BLOCK, 8).exposeBuffer((long) MESSAGES * BLOCK, Access.REMOTE_WRITE)
                 .backlog(1024).connectTimeout(Duration.ofSeconds(30)).bind().block(LabPeers.TIMEOUT);
         Mono<List<RdmaConnection>> accepted = server.connections().take(CONNECTIONS).collectList().cache();
         accepted.subscribe();
         List<RdmaConnection> clients = new ArrayList<>();
         try {
-            RdmaClient client = RdmaClient.create().resources(resources).host(SERVER_IP).port(server.address().getPort())
+            RdmaClient client = RdmaClient.create().runOn(resources).host(SERVER_IP).port(server.address().getPort())
                     .localAddress(CLIENT_IP).queueDepth(16, 2).buffers(BLOCK, 16);
             long start = System.nanoTime();
             clients.addAll(Flux.range(0, CONNECTIONS).flatMap(i -> client.connect(), CONNECTIONS).collectList().block(LONG));

@@ -71,11 +71,14 @@ class ReceiverNotReadyTest {
 
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void aSharedReceiveQueueOverRdmaCmKeepsRdmaCmsDelayUnlessOneIsConfigured(Transport transport) {
-        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().sharedReceiveQueue(8), RdmaClient.create())) {
+    void aSharedReceiveQueueOverRdmaCmKeepsRdmaCmsDelayForClientsWithoutCreditsUnlessOneIsConfigured(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().sharedReceiveQueue(8), RdmaClient.create().receiverCredits(false))) {
             int expected = transport == Transport.RDMA_CM ? RnrNakTimer.RDMA_CM_DEFAULT : RnrNakTimer.PERFTEST;
             assertEquals(expected, minRnrTimer(p.accepted), "the accepted QP on the SRQ, min_rnr_timer");
             assertEquals(RnrNakTimer.PERFTEST, minRnrTimer(p.client), "the client's own receive queue");
+        }
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().sharedReceiveQueue(8), RdmaClient.create())) {
+            assertEquals(RnrNakTimer.PERFTEST, minRnrTimer(p.accepted), "a client with receiver credits never meets the SRQ empty");
         }
         RdmaServer configured = RdmaServer.create().sharedReceiveQueue(8).minRnrTimer(Duration.ofNanos(640_000));
         try (LabPeers p = LabPeers.connect(transport, configured, RdmaClient.create())) {

@@ -59,7 +59,7 @@ class SharedReceiveQueueTest {
     @EnumSource(Transport.class)
     void sixtyFourClientsShareOneReceiveQueueThatGrowsOnItsLimitEvent(Transport transport) {
         RdmaResources resources = RdmaResources.create("srq-" + transport, 2);
-        DisposableRdmaServer server = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(transport)
+        DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(transport)
                 .queueDepth(4, MESSAGES_EACH).buffers(128, 4).sharedReceiveQueue(DEPTH, 8 * DEPTH)
                 .receiverCredits(false)  // the queue's own growth under RNR; ReceiverCreditsTest has it with credits
                 .bind().block(TIMEOUT);
@@ -67,7 +67,7 @@ class SharedReceiveQueueTest {
         accepted.subscribe();
         List<RdmaConnection> clients = new ArrayList<>();
         try {
-            RdmaClient client = RdmaClient.create().resources(resources).host(SERVER_IP).port(server.address().getPort())
+            RdmaClient client = RdmaClient.create().runOn(resources).host(SERVER_IP).port(server.address().getPort())
                     .localAddress(CLIENT_IP).transport(transport).queueDepth(MESSAGES_EACH, 1).buffers(128, MESSAGES_EACH);
             clients.addAll(Flux.range(0, CLIENTS).flatMap(i -> client.connect(), CLIENTS).collectList().block(LONG));
             List<RdmaConnection> serverSide = accepted.block(LONG);

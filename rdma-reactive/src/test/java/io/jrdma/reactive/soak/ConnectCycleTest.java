@@ -97,7 +97,7 @@ class ConnectCycleTest {
     }
 
     private static RdmaClient client() {
-        return RdmaClient.create().resources(resources).localAddress(CLIENT_IP).host(SERVER_IP).connectTimeout(WAIT).operationTimeout(WAIT);
+        return RdmaClient.create().runOn(resources).localAddress(CLIENT_IP).host(SERVER_IP).connectTimeout(WAIT).operationTimeout(WAIT);
     }
 
     @Test
@@ -114,7 +114,7 @@ class ConnectCycleTest {
 
     @Test
     void outOfBandExchangeCyclesToAJvmPeerLeaveNothingBehind() {
-        RdmaClient c = RdmaClient.create().resources(resources).device(CLIENT_DEVICE, 1).gidIndex(CLIENT_GID_INDEX)
+        RdmaClient c = RdmaClient.create().runOn(resources).device(CLIENT_DEVICE, 1).gidIndex(CLIENT_GID_INDEX)
                 .connectionParameters(1, 1, 7, 7).exposeBuffer(SoakPeer.EXPOSED, Access.REMOTE_READ, Access.REMOTE_WRITE)
                 .connectTimeout(WAIT).operationTimeout(WAIT);
         run("out-of-band exchange with a JVM peer", CYCLES, CONCURRENCY, i -> outOfBandCycle(c, i), null);

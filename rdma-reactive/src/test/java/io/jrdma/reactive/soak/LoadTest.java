@@ -126,7 +126,7 @@ class LoadTest {
         RdmaResources resources = RdmaResources.create("load", 2);
         String device = System.getenv().getOrDefault("RXE_DEV_B", "rxe1");
         try {
-            DisposableRdmaServer server = RdmaServer.create().resources(resources).host(ConnectCycleTest.SERVER_IP).port(0)
+            DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(ConnectCycleTest.SERVER_IP).port(0)
                     .queueDepth(4, RECEIVE_DEPTH).buffers(SIZE, 4).exposeBuffer((long) SLOTS * SIZE, Access.REMOTE_WRITE)
                     .backlog(1024).connectTimeout(LONG).bind().block(LONG);
             server.connections().subscribe(c -> {
@@ -150,7 +150,7 @@ class LoadTest {
             long lateConnectMillis;
             try {
                 long c0 = System.nanoTime();
-                RdmaConnection c = RdmaClient.create().resources(late).host(ConnectCycleTest.SERVER_IP).port(server.address().getPort())
+                RdmaConnection c = RdmaClient.create().runOn(late).host(ConnectCycleTest.SERVER_IP).port(server.address().getPort())
                         .localAddress(ConnectCycleTest.CLIENT_IP).connectTimeout(LATE_CONNECT_TIMEOUT).connect().block(LONG);
                 lateConnectMillis = (System.nanoTime() - c0) / 1_000_000;
                 RegisteredBuffer b = c.buffers().tryAcquire();

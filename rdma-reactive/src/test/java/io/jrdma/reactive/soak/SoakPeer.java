@@ -99,7 +99,7 @@ public final class SoakPeer {
     private void run() throws IOException {
         LeakDetection.onLeak(r -> leaks.incrementAndGet());
         Function<RdmaConnection, Publisher<Void>> echo = this::echo;
-        RdmaServer base = RdmaServer.create().resources(resources).host(serverIp).port(0)
+        RdmaServer base = RdmaServer.create().runOn(resources).host(serverIp).port(0)
                 .exposeBuffer(EXPOSED, Access.REMOTE_READ, Access.REMOTE_WRITE).backlog(1024).connectTimeout(Duration.ofSeconds(60));
         DisposableRdmaServer cm = base.transport(Transport.RDMA_CM).handle(echo).bind().block(Duration.ofSeconds(60));
         DisposableRdmaServer tcp = base.transport(Transport.TCP).handle(echo).bind().block(Duration.ofSeconds(60));
@@ -179,7 +179,7 @@ public final class SoakPeer {
         try (socket) {
             socket.setSoTimeout(60_000);
             OutOfBandWire wire = new OutOfBandWire(socket, io);
-            RdmaConnection c = RdmaClient.create().resources(resources).device(device, 1).gidIndex(gidIndex).connectionParameters(1, 1, 7, 7)
+            RdmaConnection c = RdmaClient.create().runOn(resources).device(device, 1).gidIndex(gidIndex).connectionParameters(1, 1, 7, 7)
                     .exposeBuffer(EXPOSED, Access.REMOTE_READ, Access.REMOTE_WRITE).outOfBand(wire).connect().block(Duration.ofSeconds(60));
             var serving = Mono.from(echo(c)).subscribe(null, this::error);
             wire.awaitGoodbye();
@@ -207,7 +207,7 @@ public final class SoakPeer {
     private void load(String host, int port, int connections, int seconds, int depth, int size, int slots) {
         RdmaResources clients = RdmaResources.create("load", 2);
         try {
-            RdmaClient client = RdmaClient.create().resources(clients).host(host).port(port).localAddress(clientIp).queueDepth(depth, 1)
+            RdmaClient client = RdmaClient.create().runOn(clients).host(host).port(port).localAddress(clientIp).queueDepth(depth, 1)
                     .buffers(size, depth).connectTimeout(Duration.ofSeconds(120));
             long t0 = System.nanoTime();
             List<RdmaConnection> all = Flux.range(0, connections).flatMap(i -> client.connect(), connections).collectList()

@@ -99,8 +99,8 @@ class KilledProcessTest {
         RdmaResources resources = RdmaResources.create("survivor", 1);  // one loop: the killed connections share it with the healthy one
         List<Pending> pending = new ArrayList<>();
         List<Watched> watched = new ArrayList<>();
-        try (LabPeers healthy = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().resources(resources),
-                RdmaClient.create().resources(resources))) {
+        try (LabPeers healthy = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(resources),
+                RdmaClient.create().runOn(resources))) {
             assertHealthy(healthy, "before");
             // by object, not by count: what an earlier class in this JVM left to be freed may go meanwhile
             Map<String, String> before = DeviceResources.held();
@@ -110,13 +110,13 @@ class KilledProcessTest {
                     int plain = Integer.parseInt(ports.group(t == Transport.RDMA_CM ? 1 : 3));
                     int rpcPort = Integer.parseInt(ports.group(t == Transport.RDMA_CM ? 2 : 4));
                     for (String role : ROLES) {
-                        RdmaConnection c = RdmaClient.create().resources(resources).host(SERVER_IP).port(plain).localAddress(CLIENT_IP)
+                        RdmaConnection c = RdmaClient.create().runOn(resources).host(SERVER_IP).port(plain).localAddress(CLIENT_IP)
                                 .transport(t).connect().block(WAIT);
                         c.send(role).block(WAIT);
                         watched.add(Watched.of(role + " " + name(t), c));
                         pending.add(new Pending(role.toUpperCase() + " stream, " + name(t), JrdmaPeer.run(c, role)));
                     }
-                    RpcClient rpc = RpcClient.connect(RdmaClient.create().resources(resources).host(SERVER_IP).port(rpcPort)
+                    RpcClient rpc = RpcClient.connect(RdmaClient.create().runOn(resources).host(SERVER_IP).port(rpcPort)
                             .localAddress(CLIENT_IP).transport(t)).block(WAIT);
                     watched.add(Watched.of("rpc " + name(t), rpc.connection()));
                     pending.add(new Pending("RPC call, " + name(t), rpc.call("stall", "answer never".getBytes(StandardCharsets.UTF_8))));
@@ -145,10 +145,10 @@ class KilledProcessTest {
         Sinks.One<byte[]> stallAnswer = Sinks.one();
         AtomicInteger stalled = new AtomicInteger();
         List<Runnable> streams = new CopyOnWriteArrayList<>();
-        try (LabPeers healthy = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().resources(resources),
-                RdmaClient.create().resources(resources))) {
+        try (LabPeers healthy = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(resources),
+                RdmaClient.create().runOn(resources))) {
             for (Transport t : Transport.values()) {
-                DisposableRdmaServer plain = RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(t)
+                DisposableRdmaServer plain = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(t)
                         .exposeBuffer(EXPOSED, Access.REMOTE_READ, Access.REMOTE_WRITE).bind().block(WAIT);
                 servers.add(plain);
                 // the first message names the role: once all are connected, stream the same operation back; drain the rest
@@ -159,7 +159,7 @@ class KilledProcessTest {
                     pending.add(new Pending("receives(), " + role + " " + name(t), c.receives().doOnNext(ReceivedMessage::release)));
                     streams.add(() -> pending.add(new Pending(role.toUpperCase() + " stream, " + name(t), JrdmaPeer.run(c, role))));
                 }));
-                DisposableRpcServer rpc = RpcServer.create(RdmaServer.create().resources(resources).host(SERVER_IP).port(0).transport(t))
+                DisposableRpcServer rpc = RpcServer.create(RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(t))
                         .register("echo", RpcHandler.of(r -> r.bytes()))
                         .register("stall", r -> {
                             stalled.incrementAndGet();
@@ -167,7 +167,7 @@ class KilledProcessTest {
                         })
                         .bind().block(WAIT);
                 rpcServers.add(rpc);
-                healthyRpc.add(RpcClient.connect(RdmaClient.create().resources(resources).host(SERVER_IP).port(rpc.address().getPort())
+                healthyRpc.add(RpcClient.connect(RdmaClient.create().runOn(resources).host(SERVER_IP).port(rpc.address().getPort())
                         .localAddress(CLIENT_IP).transport(t)).block(WAIT));
             }
             assertHealthy(healthy, "before");

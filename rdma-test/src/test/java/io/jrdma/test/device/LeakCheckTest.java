@@ -49,7 +49,7 @@ class LeakCheckTest {
         void dropsAConnection(RdmaLab lab) {
             DisposableRdmaServer server = lab.server(RdmaServer.create());
             assertNotNull(RdmaClient.create().host(lab.serverAddress()).port(server.address().getPort()).localAddress(lab.clientAddress())
-                    .resources(lab.resources()).connect().block(RdmaLab.TIMEOUT));  // never closed
+                    .runOn(lab.resources()).connect().block(RdmaLab.TIMEOUT));  // never closed
         }
 
         @Test

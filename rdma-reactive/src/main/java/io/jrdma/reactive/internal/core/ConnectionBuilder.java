@@ -16,7 +16,9 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.net.InetSocketAddress;
 import java.util.function.BiFunction;
+import org.jspecify.annotations.Nullable;
 
 /** What a setup path knows before the QP exists; {@link #create()} makes the {@link ConnectionCore}. */
 public final class ConnectionBuilder {
@@ -30,6 +32,7 @@ public final class ConnectionBuilder {
     SharedCredits sharedCredits;
     boolean speaksCredits;
     private RegisteredBuffer sharedExposed;
+    Endpoints endpoints = Endpoints.UNKNOWN;
 
     ConnectionBuilder(DeviceDomain domain, Loop loop, ConnectionConfig config, String description) {
         this.domain = domain;
@@ -65,6 +68,12 @@ public final class ConnectionBuilder {
      */
     public ConnectionBuilder speaksCredits() {
         this.speaksCredits = true;
+        return this;
+    }
+
+    /** The two ends' IP addresses, as the setup path knows them (none for an out-of-band exchange). */
+    public ConnectionBuilder addresses(@Nullable InetSocketAddress local, @Nullable InetSocketAddress remote) {
+        this.endpoints = new Endpoints(local, remote);
         return this;
     }
 

@@ -77,6 +77,7 @@ public final class ConnectionCore implements Loop.Member {
     private final MemoryInternals memory = MemoryInternals.get();
     private final long tag;
     private final String description;
+    private final Endpoints endpoints;
     private final ConnectionConfig config;
     private final Loop loop;
     private final DeviceDomain domain;
@@ -114,6 +115,7 @@ public final class ConnectionCore implements Loop.Member {
     ConnectionCore(ConnectionBuilder b, CqLease cq, QueuePair qp, BufferPool receivePool, RegisteredBuffer exposed) {
         this.tag = (long) (TAGS.incrementAndGet() & TAG_MASK) << 32;
         this.description = b.description;
+        this.endpoints = b.endpoints;
         this.config = b.config;
         this.loop = cq.loop();
         this.domain = b.domain;
@@ -198,7 +200,7 @@ public final class ConnectionCore implements Loop.Member {
 
     /** Credits and large messages as they stand, for diagnostics (not thread-safe: a snapshot that may be torn). */
     public String creditState() {
-        return credits == null ? "no credits" : credits.state();
+        return credits == null ? "no credits" : credits.toString();
     }
 
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
@@ -241,6 +243,10 @@ public final class ConnectionCore implements Loop.Member {
 
     public String description() {
         return description;
+    }
+
+    public Endpoints endpoints() {
+        return endpoints;
     }
 
     public ConnectionConfig config() {

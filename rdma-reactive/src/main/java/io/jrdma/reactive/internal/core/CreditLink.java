@@ -11,6 +11,7 @@ import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -305,6 +306,14 @@ final class CreditLink {
         return credits;
     }
 
+    /** For diagnostics: the credits, a shared queue's share, the control slots (read racily: a snapshot for a log line). */
+    @Override
+    public String toString() {
+        SharedCredits.Member m = member;
+        return "CreditLink[" + credits + (m != null ? ", " + m : "") + ", control slots busy " + Arrays.toString(controlSlotBusy)
+                + (known ? "" : ", descriptor not known yet") + "] " + rendezvous + " " + rendezvousReceiver;
+    }
+
     /** The largest message a stream sends eagerly; larger ones go by {@link #rendezvous()} (MAX_VALUE: every one is eager). */
     int eagerLimit() {
         return eagerLimit;
@@ -313,11 +322,6 @@ final class CreditLink {
     /** The sending half of large messages, or null when the peer takes none. */
     @Nullable Rendezvous rendezvous() {
         return rendezvous;
-    }
-
-    /** The state of credits and large messages, for a test's diagnostics. */
-    String state() {
-        return credits + " " + rendezvous + " " + rendezvousReceiver;
     }
 
     /** READs of the peer's large messages posted and not completed (loop thread). */

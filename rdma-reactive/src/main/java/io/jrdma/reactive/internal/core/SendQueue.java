@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,7 +25,6 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
-import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
@@ -138,7 +136,6 @@ public final class SendQueue {
 
     private final Poster poster;
     private final String connection;
-    private final Scheduler timer;
     /** Deadlines are read from this clock (nanoseconds): the timer's own clock costs a unit conversion per operation. */
     private final LongSupplier clock;
     private final Duration timeout;
@@ -160,9 +157,8 @@ public final class SendQueue {
     private volatile boolean purge;
     /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
     private final AtomicBoolean sweepArmed = new AtomicBoolean();
-    private final Runnable sweep = this::sweep;
-    /** The armed sweep, cancelled at destroy: until its deadline it keeps the queue, and the connection, reachable. */
-    private volatile @Nullable Disposable sweepTask;
+    /** The armed sweeps, cancelled at destroy: until its deadline each keeps the queue, and the connection, reachable. */
+    private final Sweeps sweeps;
     private volatile @Nullable Supplier<? extends Throwable> closed;
     private volatile @Nullable Throwable closeCause;
     /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
@@ -220,7 +216,7 @@ public final class SendQueue {
         this.chainSlots = new int[chain];
         this.chainBytes = poster.maxChainBytes();
         this.poster = poster;
-        this.timer = timer;
+        this.sweeps = new Sweeps(timer, this::sweep);
         this.clock = clock;
         this.timeout = timeout;
         this.timeoutNanos = timeout.toNanos();
@@ -330,11 +326,8 @@ public final class SendQueue {
     }
 
     private void armSweep(long deadline) {
-        try {
-            sweepTask = timer.schedule(sweep, Math.max(0, deadline - clock.getAsLong()), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            sweepArmed.set(false);  // the timer is shut down: operations still end with their completions or the close
-        }
+        // none armed: the timer is shut down, or the connection destroyed; operations still end with their completions or the close
+        if (!sweeps.arm(Math.max(0, deadline - clock.getAsLong()))) sweepArmed.set(false);
     }
 
     /**
@@ -666,8 +659,7 @@ public final class SendQueue {
                 op.fail(error);
             }
         }
-        Disposable armed = sweepTask;
-        if (armed != null) armed.dispose();
+        sweeps.cancelAll();
     }
 
     /** The completion opcode of what is posted in {@code slot}, or UNKNOWN if nothing is. */

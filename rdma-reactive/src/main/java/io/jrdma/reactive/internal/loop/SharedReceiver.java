@@ -56,6 +56,7 @@ public final class SharedReceiver {
     private final AtomicInteger limitEvents = new AtomicInteger();
     /** Told of every buffer posted again (1) and of every slab the limit event adds (its size): receiver credits count them. */
     private volatile IntConsumer postedMore = n -> { };
+    private volatile IntConsumer grew = n -> { };
     private boolean exhaustedLogged;                                        // guarded by this
     private int slabsPlanned = 1;                                           // guarded by this; the first at creation
 
@@ -108,9 +109,13 @@ public final class SharedReceiver {
         return posted;
     }
 
-    /** {@code listener} is told of every buffer posted again (1) and every slab the limit event adds (its size). Once, at creation. */
-    public void onPostedMore(IntConsumer listener) {
-        this.postedMore = listener;
+    /**
+     * {@code reposted} is told of every buffer posted again (1), {@code grew} of every slab the
+     * limit event adds (its size). Once, at creation.
+     */
+    public void onPostedMore(IntConsumer reposted, IntConsumer grew) {
+        this.grew = grew;
+        this.postedMore = reposted;
     }
 
     /** Buffers in all slabs. */
@@ -227,7 +232,7 @@ public final class SharedReceiver {
             }
             int added = grow ? grow() : 0;
             if (added > 0) {
-                postedMore.accept(added);
+                grew.accept(added);
                 if (LOG.isDebugEnabled()) LOG.debug("SRQ on " + domain.deviceName() + " grew to " + buffers() + " buffers");
             }
             srq.armLimit(limit);

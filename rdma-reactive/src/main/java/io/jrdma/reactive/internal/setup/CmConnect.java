@@ -116,7 +116,7 @@ final class CmConnect implements CmEvents.Handler {
         description = "rdma_cm " + (from == null ? "" : SetupMessages.address(from) + " ") + "-> " + SetupMessages.address(remote);
         ConnectionBuilder b = ConnectionCore.builder(resources.domains().of(id.context()), resources.chooseLoop(), config, description)
                 .queuePairFactory(cmId::createQueuePair)
-                .teardown(new CmTeardown(events, cmId));
+                .teardown(new CmTeardown(events, cmId)).addresses(from, remote);
         if (raw == null && config.receiverCredits()) b.speaksCredits();
         core = b.create();
         resources.track(core);

@@ -111,7 +111,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
             DeviceDomain domain = resources.domains().of(id.context());
             InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
             ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- "
-                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id));
+                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id))
+                    .addresses(here != null ? here : address, peer);
             if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
             core = b.create();
         } catch (RuntimeException ex) {
@@ -142,7 +143,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
             core.postReceives();  // before accepting: the client may send the moment it is established
             Parameters.ackTimeout(settings.config(), id);
             id.accept(Parameters.cm(settings.config(), mine));
-            Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0, core.queuePair(), core.description());  // accept moved the QP to RTS
+            // accept moved the QP to RTS; a peer with receiver credits never meets an empty shared queue: 655 ms only for the others
+            Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0 && core.peerCredits() < 0, core.queuePair(), core.description());
         } catch (RuntimeException ex) {
             if (gaveUp(id)) {
                 LOG.info(droppedLine(peer));

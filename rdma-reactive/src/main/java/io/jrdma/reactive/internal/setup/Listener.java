@@ -70,7 +70,7 @@ public abstract class Listener {
                 SharedCredits credits = sharedCredits.get(r);
                 if (credits == null) {
                     credits = new SharedCredits(r.buffers(), r::grow);
-                    r.onPostedMore(credits::reposted);
+                    r.onPostedMore(credits::reposted, credits::grew);
                     sharedCredits.put(r, credits);
                 }
                 b.sharedReceiveQueue(r, credits);

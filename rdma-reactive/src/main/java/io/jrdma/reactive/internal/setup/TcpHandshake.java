@@ -191,7 +191,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         ConnectionBuilder b = listener != null ? listener.builder(domain, description)
                 : ConnectionCore.builder(domain, resources.chooseLoop(), config, description);
         if (config.receiverCredits()) b.speaksCredits();
-        core = b.teardown(new TcpTeardown(events, channel)).create();
+        core = b.teardown(new TcpTeardown(events, channel)).addresses(localAddress, remote).create();
         if (listener != null) {
             listener.accepted(core);
             core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // the server has the client's hello: its grant goes into its own

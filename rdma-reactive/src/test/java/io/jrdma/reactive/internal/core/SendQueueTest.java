@@ -714,7 +714,23 @@ class SendQueueTest {
         // the sweep task holds the queue, and through its poster the connection: left on the timer it kept every
         // closed connection's objects reachable for the operation timeout (ConnectCycleTest counted them in the lab)
         List<Disposable> pending = new CopyOnWriteArrayList<>();
-        reactor.core.scheduler.Scheduler timer = new reactor.core.scheduler.Scheduler() {
+        reactor.core.scheduler.Scheduler timer = countingTimer(pending);
+        SendQueue q = new SendQueue(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+        RegisteredBuffer b = pool.tryAcquire();
+        subscribe(send(q, b));
+        assertEquals(1, pending.size(), "a posted operation armed the sweep");
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11 closed locally");
+        q.close(() -> reason, reason);
+        q.drain();
+        q.failInFlight(reason);  // what the connection's destroy() does once the QP is gone
+        assertEquals(List.of(), pending, "no task left on the timer");
+        b.release();
+    }
+
+    /** {@link #clock}, counting the tasks scheduled with a delay that neither ran nor were disposed in {@code pending}. */
+    private reactor.core.scheduler.Scheduler countingTimer(List<Disposable> pending) {
+        return new reactor.core.scheduler.Scheduler() {
             @Override
             public Disposable schedule(Runnable task) {
                 return clock.schedule(task);
@@ -744,17 +760,28 @@ class SendQueueTest {
                 return clock.createWorker();
             }
         };
-        SendQueue q = new SendQueue(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+    }
+
+    /**
+     * A post made during a sweep (a retry from a timeout's signal) arms a second sweep beside the
+     * sweep's own re-arm; destroying the connection takes both off the timer (one of them was left
+     * there, holding the destroyed connection until its deadline).
+     */
+    @Test
+    void aDestroyedConnectionsQueueLeavesNoSweepOnTheTimerAlsoWhenAPostDuringASweepArmedASecond() {
+        List<Disposable> pending = new CopyOnWriteArrayList<>();
+        SendQueue q = new SendQueue(3, (op, slot) -> slots.add(slot), countingTimer(pending), TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
-        subscribe(send(q, b));
-        assertEquals(1, pending.size(), "a posted operation armed the sweep");
-        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
+        subscriptions.add(send(q, b).subscribe(null, e -> subscribe(send(q, b))));  // times out at 30 s, posts again from its error
+        clock.advanceTimeBy(Duration.ofSeconds(10));
+        subscribe(send(q, b));  // times out at 40 s
+        clock.advanceTimeBy(Duration.ofSeconds(20));  // the sweep at 30 s: the retry arms one (60 s), the sweep its own (40 s)
+        assertEquals(2, pending.size(), "two sweeps armed");
         ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11 closed locally");
         q.close(() -> reason, reason);
         q.drain();
-        q.failInFlight(reason);  // what the connection's destroy() does once the QP is gone
+        q.failInFlight(reason);
         assertEquals(List.of(), pending, "no task left on the timer");
-        b.release();
     }
 
     /**
