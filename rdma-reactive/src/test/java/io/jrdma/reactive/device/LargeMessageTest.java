@@ -109,12 +109,64 @@ class LargeMessageTest {
         assertEquals(0, ReceiverCreditsTest.rnrNaks() - rnrBefore, "no RNR NAK on either device");
     }
 
+    private static java.util.Map<String, Long> countersBefore = java.util.Map.of();
+
+    @org.junit.jupiter.api.BeforeEach
+    void countersNow() {
+        countersBefore = hwCounters();
+        io.jrdma.reactive.internal.core.Trace.clear();
+        io.jrdma.reactive.internal.core.Trace.on = true;
+    }
+
+    /** Every hardware counter of rxe0 and rxe1, by device/name. */
+    static java.util.Map<String, Long> hwCounters() {
+        java.util.Map<String, Long> all = new java.util.TreeMap<>();
+        for (String device : java.util.List.of("rxe0", "rxe1")) {
+            java.nio.file.Path dir = java.nio.file.Path.of("/sys/class/infiniband", device, "ports/1/hw_counters");
+            try (var files = java.nio.file.Files.list(dir)) {
+                for (java.nio.file.Path f : files.toList()) {
+                    try {
+                        all.put(device + "/" + f.getFileName(), Long.parseLong(java.nio.file.Files.readString(f).trim()));
+                    } catch (java.io.IOException | NumberFormatException ignored) {
+                        // a counter that cannot be read is left out of the dump
+                    }
+                }
+            } catch (java.io.IOException ignored) {
+                // no counters: the dump says nothing of them
+            }
+        }
+        return all;
+    }
+
+    /** The output of {@code command} (10 s at most), for a failure's dump. */
+    static String run(String... command) {
+        try {
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) p.destroyForcibly();
+            return new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            return e.toString();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return e.toString();
+        }
+    }
+
     /** {@code e} with both sides' credits and large messages as they stand, and the RNR NAKs since {@code rnrBefore}. */
     static AssertionError diagnosed(AssertionError e, RdmaConnection client, RdmaConnection server, long rnrBefore) {
-        return new AssertionError(String.format("%s;%n client: %s, send slots %d, waiting %d;%n server: %s, posted %d;%n RNR NAKs %d",
+        StringBuilder moved = new StringBuilder();
+        hwCounters().forEach((k, v) -> {
+            long d = v - countersBefore.getOrDefault(k, 0L);
+            if (d != 0) moved.append(' ').append(k).append('=').append(d);
+        });
+        System.err.println("TRACE of " + e.getMessage().substring(0, Math.min(200, e.getMessage().length())) + "\n" + io.jrdma.reactive.internal.core.Trace.dump(1500));
+        String dmesg = run("dmesg");
+        dmesg = dmesg.substring(Math.max(0, dmesg.length() - 3000));
+        return new AssertionError(String.format("%s;%n client: %s, send slots %d, waiting %d;%n server: %s, posted %d;%n RNR NAKs %d%n"
+                        + " counters moved:%s%n qps:%n%s%n dmesg tail:%n%s",
                 e.getMessage(), io.jrdma.reactive.internal.core.FaultInjection.core(client).creditState(), client.availableSendCredits(),
                 client.postsWaitingForCredit(), io.jrdma.reactive.internal.core.FaultInjection.core(server).creditState(),
-                server.receivesPosted(), ReceiverCreditsTest.rnrNaks() - rnrBefore), e);
+                server.receivesPosted(), ReceiverCreditsTest.rnrNaks() - rnrBefore, moved, run("rdma", "-d", "resource", "show", "qp"), dmesg), e);
     }
 
     @ParameterizedTest

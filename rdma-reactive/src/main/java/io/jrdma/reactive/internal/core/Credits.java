@@ -1,8 +1,6 @@
 package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -52,7 +50,7 @@ public final class Credits {
     /** The peer's cumulative grant count as last received, mod 2^30 (loop thread). */
     private int peerGranted;
     /** Who waits for the next grant (a stream out of credits), each run once. */
-    private final Queue<Runnable> waiters = new ConcurrentLinkedQueue<>();
+    private final Waiters waiters = new Waiters();
 
     /** Receives this side grants at most: the peer never has more than this many messages outstanding. */
     private final int window;
@@ -134,17 +132,9 @@ public final class Credits {
         waiters.add(wake);
     }
 
-    /**
-     * A grant arrived, or the connection closes: everyone waiting looks again, once. Only those
-     * waiting now: a waiter that finds no credit waits again, and running it again here would spin
-     * the loop thread until a grant it cannot take arrives.
-     */
+    /** A grant arrived, or the connection closes: everyone waiting now looks again, once ({@link Waiters}). */
     public void wakeWaiters() {
-        for (int n = waiters.size(); n > 0; n--) {
-            Runnable w = waiters.poll();
-            if (w == null) return;
-            w.run();
-        }
+        waiters.wake();
     }
 
     /** Credits the peer granted that no message took yet. */

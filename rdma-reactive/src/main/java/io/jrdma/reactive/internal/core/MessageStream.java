@@ -60,7 +60,7 @@ public final class MessageStream extends Mono<Void> {
             return Integer.MAX_VALUE;
         }
 
-        /** A rendezvous slot, taken, or -1 (then {@link #awaitSlot}). */
+        /** A rendezvous slot, taken, or -1 (then {@link #awaitSlot}), or below -1 when closing (the rendezvous then fails at once). */
         default int tryTakeSlot() {
             return -1;
         }
@@ -228,6 +228,7 @@ public final class MessageStream extends Mono<Void> {
             }
             inFlight.incrementAndGet();
             Queue<ScatterGatherElement> p = parked;
+            if (Trace.on) Trace.add("stream onNext len " + message.length() + " parked " + (p == null ? 0 : p.size()) + " inFlight " + inFlight.get());
             if (message.length() > eagerLimit || p != null && !p.isEmpty()) {
                 if (p == null) parked = p = new ConcurrentLinkedQueue<>();
                 p.offer(message);
@@ -265,11 +266,12 @@ public final class MessageStream extends Mono<Void> {
                     }
                     if (m.length() > eagerLimit) {
                         int slot = outlet.tryTakeSlot();
-                        if (slot < 0) {
+                        if (slot == -1) {
                             if (awaitingSlot.compareAndSet(false, true)) outlet.awaitSlot(slotWake);
                             slot = outlet.tryTakeSlot();  // one freed between the look and the wait wakes this again
-                            if (slot < 0) break;
+                            if (slot == -1) break;
                         }
+                        // below -1: the connection closes, and the rendezvous fails at once with the closure
                         outlet.rendezvous(m, slot).subscribe(operations);
                         m.buffer().release();  // the rendezvous holds its own reference until the peer has read it
                     } else {

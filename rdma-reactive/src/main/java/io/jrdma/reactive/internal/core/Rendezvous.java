@@ -15,8 +15,6 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
@@ -59,6 +57,8 @@ final class Rendezvous {
     static final int REFUSED = 0x100;
     static final int SLOT_MASK = 0xFF;
     static final int DESCRIPTOR_BYTES = 16;
+    /** {@link #tryTakeSlot()} once the connection closes: {@link #send} fails at once, with the closure. */
+    static final int CLOSING = -2;
     private static final ValueLayout.OfLong ADDRESS = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.BIG_ENDIAN);
 
@@ -72,7 +72,7 @@ final class Rendezvous {
     private final LazyPool descriptors;
     private final @Nullable Outgoing[] open = new Outgoing[SLOTS];  // guarded by this
     private final boolean[] taken = new boolean[SLOTS];             // guarded by this
-    private final Queue<Runnable> waiters = new ConcurrentLinkedQueue<>();
+    private final Waiters waiters = new Waiters();
     private boolean destroyed;                                       // guarded by this
 
     Rendezvous(ConnectionCore connection, SendQueue queue, Loop loop, Scheduler timer, Duration timeout, LargeBuffers copies,
@@ -124,8 +124,9 @@ final class Rendezvous {
         return copies.acquire(length);
     }
 
-    /** A free slot, taken, or -1. Any thread. */
+    /** A free slot, taken; -1 when none is free; {@link #CLOSING} once the connection closes. Any thread. */
     synchronized int tryTakeSlot() {
+        if (connection.isClosing()) return CLOSING;
         for (int i = 0; i < SLOTS; i++) {
             if (!taken[i]) {
                 taken[i] = true;
@@ -142,18 +143,19 @@ final class Rendezvous {
     }
 
     private void wakeWaiters() {
-        Runnable w;
-        while ((w = waiters.poll()) != null) w.run();
+        waiters.wake();
     }
 
     /** The rendezvous of {@code message} in {@code slot} (taken by the caller, who also took the credit its descriptor uses). */
     Mono<WorkCompletion> send(ScatterGatherElement message, int slot) {
+        if (slot == CLOSING) return Mono.error(connection::closedError);
         return new Outgoing(message.buffer().retain(), message.offset(), message.length(), slot);
     }
 
     /** Loop thread: the peer's DONE for {@code slot}. */
     void doneArrived(int immediate) {
         int slot = immediate & SLOT_MASK;
+        if (Trace.on) Trace.add("qp " + connection.qpNumber() + " DONE arrived " + String.format("%08x", immediate) + " " + this);
         Outgoing o;
         synchronized (this) {
             o = slot < SLOTS ? open[slot] : null;
@@ -275,6 +277,7 @@ final class Rendezvous {
                 return;
             }
             writeDescriptor(d.segment(), src.address() + at, src.rkey(), (int) length);
+            if (Trace.on) Trace.add("qp " + connection.qpNumber() + " descriptor out slot " + slot + " len " + length);
             SendQueue.Op op = queue.operation(SendOpcode.SEND_WITH_IMM, d, 0, DESCRIPTOR_BYTES).immediate(RESERVED | slot).prepaid().rendezvous();
             op.subscribe(this);
             d.release();  // the operation holds its own reference until its completion
