@@ -9,13 +9,13 @@ import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The README's reactive examples are lines of ReadmeExampleTest, which runs them against rxe: the two cannot drift. */
+/** The reactive examples of the README and docs/ are lines of ReadmeExampleTest, which runs them against rxe: the two cannot drift. */
 class ReadmeSnippetTest {
     private static final Path EXAMPLES = Path.of("src/test/java/io/jrdma/reactive/device/ReadmeExampleTest.java");
 
     @Test
     void theReadmesReactiveExampleIsTheDeviceTestsBodyLineForLine() throws IOException {
-        List<String> snippet = firstJavaBlockAfter("## rdma-reactive in 15 lines");
+        List<String> snippet = firstJavaBlockAfter("README.md", "## rdma-reactive in 15 lines");
         assertEquals(linesBetween("    void theReadmeExampleWritesToTheServerAndReadsItBack() {", "    }", 8), snippet);
         assertTrue(snippet.size() <= 15, "the README promises at most 15 lines, has " + snippet.size());
     }
@@ -23,30 +23,31 @@ class ReadmeSnippetTest {
     @Test
     void theReadmesCPeerExampleIsTheDeviceTestsMarkedLines() throws IOException {
         assertEquals(linesBetween("            // README: C peer", "            // README end", 12),
-                firstJavaBlockAfter("## Interoperating with C"));
+                firstJavaBlockAfter("docs/c-interop.md", "## From jrdma: raw connections, C clients, the CLI"));
     }
 
     @Test
     void theReadmesHandleExampleIsTheDeviceTestsMarkedLines() throws IOException {
         assertEquals(linesBetween("        // README: handle", "        // README end", 8),
-                firstJavaBlockAfter("### Serving connections, and the lifecycle"));
+                firstJavaBlockAfter("docs/reactive.md", "## Serving connections, and the lifecycle"));
     }
 
     @Test
     void theReadmesStreamExampleIsTheDeviceTestsMarkedLines() throws IOException {
         assertEquals(linesBetween("        // README: stream", "        // README end", 8),
-                firstJavaBlockAfter("### Streams across the wire"));
+                firstJavaBlockAfter("docs/reactive.md", "## Streams across the wire"));
     }
 
     @Test
     void theReadmesTestKitExampleIsTheKitsOwnDeviceTest() throws IOException {
         Path kitTest = Path.of("..", "rdma-test", "src", "test", "java", "io", "jrdma", "test", "device", "TestKitTest.java");
         assertEquals(linesBetween(kitTest, "    // README: test kit", "    // README end", 0),
-                firstJavaBlockAfter("### Testing your RDMA code: the test kit"));
+                firstJavaBlockAfter("docs/test-kit.md", "# Testing your RDMA code: the test kit"));
     }
 
-    private static List<String> firstJavaBlockAfter(String heading) throws IOException {
-        List<String> readme = Files.readAllLines(Path.of("..", "README.md"));
+    /** The first java block after a heading of README.md or a page under docs/, both relative to the repository root. */
+    private static List<String> firstJavaBlockAfter(String page, String heading) throws IOException {
+        List<String> readme = Files.readAllLines(Path.of("..").resolve(page));
         int open = indexFrom(readme, "```java", indexFrom(readme, heading, 0));
         return readme.subList(open + 1, indexFrom(readme, "```", open + 1));
     }
