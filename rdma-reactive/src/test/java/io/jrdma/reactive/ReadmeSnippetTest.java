@@ -81,6 +81,18 @@ class ReadmeSnippetTest {
         assertTrue(blocks >= 12, "found only " + blocks + " java/kotlin blocks: is the page list right?");
     }
 
+    @Test
+    void theReadmesTwoCommandsExistAndCiRunsItsTestCommand() throws IOException {
+        List<String> readme = Files.readAllLines(ROOT.resolve("README.md"));
+        int open = indexFrom(readme, "```sh", indexFrom(readme, "## Two commands", 0));
+        List<String> commands = readme.subList(open + 1, indexOfFence(readme, open + 1, ROOT.resolve("README.md"))).stream()
+                .map(line -> line.replaceFirst("#.*", "").strip()).toList();
+        assertEquals(List.of("lab/demo", "lab/test"), commands);
+        for (String command : commands) assertTrue(Files.isExecutable(ROOT.resolve(command)), command + " is not an executable script");
+        List<String> ci = Files.readAllLines(ROOT.resolve(".ci/run"));
+        assertEquals("exec " + commands.get(1), ci.getLast().strip(), ".ci/run must end by running the README's test command");
+    }
+
     /** README.md and every page under docs/. */
     static List<Path> pages() throws IOException {
         List<Path> pages = new ArrayList<>(List.of(ROOT.resolve("README.md")));
