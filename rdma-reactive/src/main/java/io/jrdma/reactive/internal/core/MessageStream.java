@@ -19,7 +19,7 @@ import reactor.core.publisher.Operators;
  * <li>an element is requested from upstream only with a permit for it: a send slot (at most
  *     {@link Outlet#maxInFlight()} messages of the stream are requested or posted and not
  *     completed) and, where the peer grants receiver credits, one of its credits, taken before the
- *     request ({@link Credits#tryTake()}) and carried by the message ({@link SendQueue.Op#prepaid()});
+ *     request ({@link Credits#tryTake()}) and carried by the message ({@link Op#prepaid()});
  *     so a consumer that stops releasing stops the producer on the other host, and no message
  *     waits in the send queue for a credit (where its operation timeout would run);</li>
  * <li>without a credit the stream waits for the next grant ({@link Outlet#awaitCredit}), without a
@@ -46,7 +46,7 @@ public final class MessageStream extends Mono<Void> {
         void awaitCredit(Runnable wake);
 
         /** The SEND of {@code message}, not subscribed yet. */
-        SendQueue.Op operation(ScatterGatherElement message);
+        Op operation(ScatterGatherElement message);
     }
 
     /** A connection's outlet: its send queue, as many in flight as it has send slots, its credit link (null: none). */
@@ -63,7 +63,7 @@ public final class MessageStream extends Mono<Void> {
         }
 
         @Override
-        public SendQueue.Op operation(ScatterGatherElement m) {
+        public Op operation(ScatterGatherElement m) {
             return queue.operation(io.jrdma.ffm.SendOpcode.SEND, m.buffer(), m.offset(), m.length());
         }
     }
@@ -167,7 +167,7 @@ public final class MessageStream extends Mono<Void> {
                 return;
             }
             inFlight.incrementAndGet();
-            SendQueue.Op op = outlet.operation(message);
+            Op op = outlet.operation(message);
             if (credits != null) op.prepaid();
             op.subscribe(operations);
             message.buffer().release();  // the operation holds its own reference from its subscription to its completion

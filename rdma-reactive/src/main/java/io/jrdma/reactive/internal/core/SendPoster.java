@@ -99,7 +99,7 @@ final class SendPoster implements SendQueue.Poster {
     }
 
     @Override
-    public void post(SendQueue.Op op, int slot) {
+    public void post(Op op, int slot) {
         encode(chain[0], op, slot);
         qp.postSend(chain[0]);
         if (postedBytes != null) observer.posted(op.opcode, slot, op.length);
@@ -116,7 +116,7 @@ final class SendPoster implements SendQueue.Poster {
     }
 
     @Override
-    public void chain(SendQueue.Op op, int slot, int index) {
+    public void chain(Op op, int slot, int index) {
         encode(chain[index], op, slot);
         if (index > 0) chain[index - 1].next(chain[index]);
         chainSlots[index] = slot;
@@ -153,7 +153,7 @@ final class SendPoster implements SendQueue.Poster {
      * own SGE array from its allocation on. A reset is a 128-byte fill through FFM on every post:
      * 0.2 us under the lab's emulation, on each side of a ping-pong's critical path.
      */
-    private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
+    private void encode(SendWorkRequest wr, Op op, int slot) {
         wr.wrId(tag | slot).opcode(op.opcode).next(null);
         if (op.sges == null) {
             RegisteredBuffer b = op.buffer;

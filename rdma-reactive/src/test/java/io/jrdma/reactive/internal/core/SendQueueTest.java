@@ -49,7 +49,7 @@ class SendQueueTest {
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
     /** What was posted, in order: the NIC's view. */
-    private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
+    private final List<Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
@@ -67,7 +67,7 @@ class SendQueueTest {
         }, clock, TIMEOUT, "QP 0x11");
     }
 
-    private static SendQueue.Op send(SendQueue q, RegisteredBuffer b) {
+    private static Op send(SendQueue q, RegisteredBuffer b) {
         return q.operation(SendOpcode.SEND, b, 0, 8);
     }
 
@@ -87,7 +87,7 @@ class SendQueueTest {
     void noMoreThanDepthArePostedAndEachFreedCreditGoesToTheOldestWaitingPost() {
         SendQueue q = queue(2);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
 
         assertEquals(ops.subList(0, 2), posted, "two credits: the first two are posted");
@@ -196,7 +196,7 @@ class SendQueueTest {
 
     @Test
     void aFailedPostFailsOnlyItsOwnOperationAndReturnsItsCreditAndBuffer() {
-        List<SendQueue.Op> accepted = new ArrayList<>();
+        List<Op> accepted = new ArrayList<>();
         RegisteredBuffer bad = pool.tryAcquire();
         RegisteredBuffer good = pool.tryAcquire();
         SendQueue q = new SendQueue(1, (op, slot) -> {
@@ -399,7 +399,7 @@ class SendQueueTest {
         IllegalArgumentException refusal = new IllegalArgumentException("registered in another protection domain");
         SendQueue q = new SendQueue(1, 2, new SendQueue.Poster() {
             @Override
-            public void post(SendQueue.Op op, int slot) {
+            public void post(Op op, int slot) {
                 posted.add(op);
                 slots.add(slot);
             }
@@ -449,14 +449,14 @@ class SendQueueTest {
 
     /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
     private class ChainingPoster implements SendQueue.Poster {
-        final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();
-        private final List<SendQueue.Op> pending = new ArrayList<>();
+        final List<List<Op>> chains = new CopyOnWriteArrayList<>();
+        private final List<Op> pending = new ArrayList<>();
         private final List<Integer> pendingSlots = new ArrayList<>();
         int refuseFrom = Integer.MAX_VALUE;
         long maxChainBytes = Long.MAX_VALUE;
 
         @Override
-        public void post(SendQueue.Op op, int slot) {
+        public void post(Op op, int slot) {
             chains.add(List.of(op));
             posted.add(op);
             slots.add(slot);
@@ -473,7 +473,7 @@ class SendQueueTest {
         }
 
         @Override
-        public void chain(SendQueue.Op op, int slot, int index) {
+        public void chain(Op op, int slot, int index) {
             assertEquals(pending.size(), index, "chained in order");
             pending.add(op);
             pendingSlots.add(slot);
@@ -498,7 +498,7 @@ class SendQueueTest {
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
         assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "outside a batch: posted one by one");
         assertEquals(3, q.waiting());
@@ -529,7 +529,7 @@ class SendQueueTest {
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = new ArrayList<>();
         for (int k = 0; k < 4; k++) signals.add(subscribe(ops.get(k)));
         assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "nothing waited: each posted directly");
@@ -563,7 +563,7 @@ class SendQueueTest {
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b));
         ops.subList(0, 2).forEach(this::subscribe);
         deferring.set(true);
         q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));  // a credit is free, ops[1] waits for the batch's end
@@ -616,11 +616,11 @@ class SendQueueTest {
         // completions, queues five more; it must not go on posting the loop's operations
         AtomicBoolean onLoop = new AtomicBoolean();
         List<Runnable> loopTasks = new ArrayList<>();
-        List<SendQueue.Op> fromLoop = new ArrayList<>();
+        List<Op> fromLoop = new ArrayList<>();
         List<List<Object>> signals = new ArrayList<>();
         ChainingPoster nic = new ChainingPoster() {
             @Override
-            public void post(SendQueue.Op op, int slot) {
+            public void post(Op op, int slot) {
                 super.post(op, slot);
                 if (chains.size() == 2) {
                     onLoop.set(true);
@@ -632,8 +632,8 @@ class SendQueueTest {
         SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false,
                 loopTasks::add, onLoop::get);
         RegisteredBuffer b = pool.tryAcquire();
-        SendQueue.Op alone = send(q, b);
-        SendQueue.Op own = send(q, b);
+        Op alone = send(q, b);
+        Op own = send(q, b);
         for (int k = 0; k < 5; k++) fromLoop.add(send(q, b));
 
         signals.add(subscribe(alone));
@@ -663,7 +663,7 @@ class SendQueueTest {
         nic.maxChainBytes = 32;  // the length limit (4) would take all five below but the last
         SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
+        List<Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
                 q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 64), q.operation(SendOpcode.SEND, b, 0, 0),
                 q.operation(SendOpcode.SEND, b, 0, 32));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();  // queued during a poll batch
