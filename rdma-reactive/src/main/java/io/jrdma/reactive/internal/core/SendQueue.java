@@ -163,35 +163,17 @@ public final class SendQueue {
     /** The peer's receiver credits, once the connection knows it speaks them; null: messages need none. */
     volatile @Nullable Credits credits;
 
-    /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
-    SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
-        this(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection, () -> false);
-    }
-
     /**
-     * @param clock nanoseconds on a clock that runs at the rate of {@code timer}'s delays (System::nanoTime
-     *              with a real scheduler)
-     */
-    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
-              String connection) {
-        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, () -> false);
-    }
-
-    /**
+     * @param clock      nanoseconds on a clock that runs at the rate of {@code timer}'s delays
+     *                   (System::nanoTime with a real scheduler)
      * @param deferDrain asked by each drainer first: true when a later {@link #drain()} is certain
      *                   (the loop defers a drain started while it dispatches a poll batch to the
      *                   batch's end, so the posts the batch's completions and signals freed go
      *                   out as one chain)
-     */
-    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
-              String connection, BooleanSupplier deferDrain) {
-        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, deferDrain, null, () -> true);
-    }
-
-    /**
-     * @param home   the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
-     *               hands a drain asked for meanwhile to it ({@code execute}), which must run it
-     * @param atHome whether the calling thread is the loop's
+     * @param home       the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
+     *                   hands a drain asked for meanwhile to it ({@code execute}), which must run it;
+     *                   null: no hand-off
+     * @param atHome     whether the calling thread is the loop's
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
               String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome) {
@@ -213,6 +195,15 @@ public final class SendQueue {
         this.freeSlots = new int[depth];
         for (int i = 0; i < depth; i++) freeSlots[i] = depth - 1 - i;
         this.freeTop = depth;
+    }
+
+    /**
+     * For tests: a queue whose deadlines come from {@code timer}'s own clock (virtual time), with no
+     * limit on scatter-gather elements, no deferred drains and no loop to hand drains to.
+     */
+    static SendQueue forTest(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
+        return new SendQueue(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection,
+                () -> false, null, () -> true);
     }
 
     /** An operation over {@code length} bytes at {@code offset} of {@code buffer}; posted when subscribed. */

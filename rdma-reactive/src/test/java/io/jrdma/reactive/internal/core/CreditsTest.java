@@ -52,7 +52,7 @@ class CreditsTest {
 
     @Test
     void aMessageIsPostedOnlyAgainstACreditAndTheRestWaitInOrderUntilAGrantArrives() {
-        SendQueue q = new SendQueue(8, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> {
             posted.add(op);
             slots.add(slot);
         }, clock, TIMEOUT, "QP 0x11");
@@ -80,7 +80,7 @@ class CreditsTest {
 
     @Test
     void aWriteAReadAndAnAtomicNeedNoCreditButWaitBehindAMessageThatDoes() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 0);
         q.credits(credits);
         RegisteredBuffer b = pool.tryAcquire();
@@ -96,7 +96,7 @@ class CreditsTest {
 
     @Test
     void aMessageWaitingForACreditTimesOutUnpostedAndGivesNothingAway() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 0);
         q.credits(credits);
         RegisteredBuffer b = pool.tryAcquire();
@@ -115,7 +115,7 @@ class CreditsTest {
 
     @Test
     void aCreditTakenForAPostTheProviderRefusedComesBack() {
-        SendQueue q = new SendQueue(8, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> {
             throw new IllegalStateException("refused");
         }, clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 1);
@@ -128,7 +128,7 @@ class CreditsTest {
 
     @Test
     void aZeroLengthSendWithImmediateIsRefusedWhereItWouldReadAsAGrant() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         q.credits(new Credits(4, 4));
         StepVerifier.create(q.operation(SendOpcode.SEND_WITH_IMM, pool.tryAcquire(), 0, 0))
                 .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("WRITE_WITH_IMM"), e.getMessage()))

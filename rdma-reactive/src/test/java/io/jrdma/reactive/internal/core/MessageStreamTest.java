@@ -39,7 +39,7 @@ class MessageStreamTest {
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
     private final List<Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
-    private final SendQueue queue = new SendQueue(8, (op, slot) -> {
+    private final SendQueue queue = SendQueue.forTest(8, (op, slot) -> {
         posted.add(op);
         slots.add(slot);
     }, clock, TIMEOUT, "QP 0x11");

@@ -61,7 +61,7 @@ class SendQueueTest {
     }
 
     private SendQueue queue(int depth) {
-        return new SendQueue(depth, (op, slot) -> {
+        return SendQueue.forTest(depth, (op, slot) -> {
             posted.add(op);
             slots.add(slot);
         }, clock, TIMEOUT, "QP 0x11");
@@ -199,7 +199,7 @@ class SendQueueTest {
         List<Op> accepted = new ArrayList<>();
         RegisteredBuffer bad = pool.tryAcquire();
         RegisteredBuffer good = pool.tryAcquire();
-        SendQueue q = new SendQueue(1, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(1, (op, slot) -> {
             if (op.buffer == bad) throw new VerbsException("ibv_post_send(QP 0x11)", 12);
             accepted.add(op);
         }, clock, TIMEOUT, "QP 0x11");
@@ -381,7 +381,8 @@ class SendQueueTest {
 
     @Test
     void anArgumentTheNicWouldRefuseFailsTheSubscriberAndPostsNothing() {
-        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", () -> false, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         StepVerifier.create(q.operation(SendOpcode.SEND, b, 60, 8)).expectError(IndexOutOfBoundsException.class).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(b, 0, 8), ScatterGatherElement.of(b, 8, 8))))
@@ -408,7 +409,7 @@ class SendQueueTest {
             public RuntimeException refuses(RegisteredBuffer b) {
                 return b == foreign ? refusal : null;
             }
-        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false, null, () -> true);
 
         StepVerifier.create(send(q, foreign)).expectErrorSatisfies(e -> assertSame(refusal, e)).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(own, 0, 8), ScatterGatherElement.of(foreign, 0, 8))))
@@ -496,7 +497,8 @@ class SendQueueTest {
     void creditsFreedWhileTheLoopDispatchesABatchArePostedAfterItAsOneChainInFifoOrder() {
         AtomicBoolean batch = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
@@ -527,7 +529,8 @@ class SendQueueTest {
         // the loop's deferral: on while it dispatches a batch, off for the batch's last completion
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = new ArrayList<>();
@@ -561,7 +564,8 @@ class SendQueueTest {
     void aDirectPostNeverJumpsAheadOfOperationsWaitingForTheDrainTheLoopDeferred() {
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b));
         ops.subList(0, 2).forEach(this::subscribe);
@@ -585,7 +589,7 @@ class SendQueueTest {
         SendQueue q = new SendQueue(2, 4, (op, slot) -> posted.add(op), clock, () -> {
             if (!cancelOnClockRead.isEmpty()) cancelOnClockRead.removeFirst().cancel();
             return clock.now(TimeUnit.NANOSECONDS);
-        }, TIMEOUT, "QP 0x11", () -> false);
+        }, TIMEOUT, "QP 0x11", () -> false, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Object> signals = new CopyOnWriteArrayList<>();
         BaseSubscriber<WorkCompletion> leaving = new BaseSubscriber<>() {
@@ -661,7 +665,8 @@ class SendQueueTest {
         AtomicBoolean batch = new AtomicBoolean(true);
         ChainingPoster nic = new ChainingPoster();
         nic.maxChainBytes = 32;  // the length limit (4) would take all five below but the last
-        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
                 q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 64), q.operation(SendOpcode.SEND, b, 0, 0),
@@ -685,7 +690,8 @@ class SendQueueTest {
         AtomicBoolean batch = new AtomicBoolean(true);
         ChainingPoster nic = new ChainingPoster();
         nic.refuseFrom = 2;  // ibv_post_send's bad_wr: the third
-        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         List<RegisteredBuffer> buffers = List.of(pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire());
         List<List<Object>> signals = buffers.stream().map(b -> subscribe(send(q, b))).toList();
         assertEquals(List.of(), nic.chains, "deferred");
@@ -715,7 +721,7 @@ class SendQueueTest {
         // closed connection's objects reachable for the operation timeout (ConnectCycleTest counted them in the lab)
         List<Disposable> pending = new CopyOnWriteArrayList<>();
         reactor.core.scheduler.Scheduler timer = countingTimer(pending);
-        SendQueue q = new SendQueue(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
         subscribe(send(q, b));
         assertEquals(1, pending.size(), "a posted operation armed the sweep");
@@ -770,7 +776,7 @@ class SendQueueTest {
     @Test
     void aDestroyedConnectionsQueueLeavesNoSweepOnTheTimerAlsoWhenAPostDuringASweepArmedASecond() {
         List<Disposable> pending = new CopyOnWriteArrayList<>();
-        SendQueue q = new SendQueue(3, (op, slot) -> slots.add(slot), countingTimer(pending), TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(3, (op, slot) -> slots.add(slot), countingTimer(pending), TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
         subscriptions.add(send(q, b).subscribe(null, e -> subscribe(send(q, b))));  // times out at 30 s, posts again from its error
         clock.advanceTimeBy(Duration.ofSeconds(10));
