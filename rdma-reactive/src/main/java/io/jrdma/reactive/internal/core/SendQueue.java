@@ -2,17 +2,14 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
-import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BooleanSupplier;
@@ -23,9 +20,9 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * The scheduling half of a send queue: credits (free slots of the QP's send queue), the posts
- * waiting for one, the table of work requests in flight, and operation timeouts. It holds no
- * verbs: a {@link Poster} turns an operation into {@code ibv_post_send}, and the poller reports
- * completions by slot. That split keeps the rules provable without a device:
+ * waiting for one, the table of work requests in flight, and operation timeouts ({@link Timeouts}).
+ * It holds no verbs: a {@link Poster} turns an operation into {@code ibv_post_send}, and the poller
+ * reports completions by slot. That split keeps the rules provable without a device:
  * <ul>
  * <li>at most {@code depth} operations are posted; the rest wait in FIFO order, without a thread;</li>
  * <li>an operation's buffers are retained from subscription until its completion is reported (or,
@@ -123,30 +120,23 @@ public final class SendQueue {
     }
 
     final Poster poster;
-    private final String connection;
-    /** Deadlines are read from this clock (nanoseconds): the timer's own clock costs a unit conversion per operation. */
-    private final LongSupplier clock;
-    private final Duration timeout;
-    private final long timeoutNanos;
     final int maxScatterGather;
     // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
-    private final AtomicReferenceArray<Op> inFlight;
+    final AtomicReferenceArray<Op> inFlight;
     /** Guards the free slots and the waiting queue (linked through {@link Op#next}): one lock per post. */
-    private final Object lock = new Object();
+    final Object lock = new Object();
     private final int[] freeSlots;
     private int freeTop;
     /** Volatile for the drainer's look without the lock (an operation queued after that look drains itself). */
-    private volatile @Nullable Op head;
+    volatile @Nullable Op head;
     private @Nullable Op tail;
     private int waitingCount;
     private final AtomicInteger drainWip = new AtomicInteger();
     /** A drainer is between its look at {@code closed} and the end of its post. */
     private volatile boolean posting;
-    private volatile boolean purge;
-    /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
-    private final AtomicBoolean sweepArmed = new AtomicBoolean();
-    /** The armed sweeps, cancelled at destroy: until its deadline each keeps the queue, and the connection, reachable. */
-    private final Sweeps sweeps;
+    volatile boolean purge;
+    /** Deadlines and the sweep that enforces them. */
+    private final Timeouts timeouts;
     private volatile @Nullable Supplier<? extends Throwable> closed;
     private volatile @Nullable Throwable closeCause;
     /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
@@ -185,12 +175,8 @@ public final class SendQueue {
         this.chainSlots = new int[chain];
         this.chainBytes = poster.maxChainBytes();
         this.poster = poster;
-        this.sweeps = new Sweeps(timer, this::sweep);
-        this.clock = clock;
-        this.timeout = timeout;
-        this.timeoutNanos = timeout.toNanos();
+        this.timeouts = new Timeouts(this, timer, clock, timeout, connection);
         this.maxScatterGather = maxScatterGather;
-        this.connection = connection;
         this.inFlight = new AtomicReferenceArray<>(depth);
         this.freeSlots = new int[depth];
         for (int i = 0; i < depth; i++) freeSlots[i] = depth - 1 - i;
@@ -231,7 +217,7 @@ public final class SendQueue {
             op.fail(e);
             return;
         }
-        op.deadline = clock.getAsLong() + timeoutNanos;
+        op.deadline = timeouts.deadline();
         op.phase = Op.WAITING;
         boolean deferred = false;
         if (head == null && drainWip.get() == 0) {  // nothing waits, nobody drains: the common case
@@ -242,7 +228,7 @@ public final class SendQueue {
             }
         }
         enqueue(op);
-        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        timeouts.ensureArmed(op.deadline);
         if (op.isTerminated()) abandon(op);  // its subscriber cancelled while it was being queued
         if (!deferred) drain();  // a deferred one is drained at the batch's end
     }
@@ -288,7 +274,7 @@ public final class SendQueue {
                 link(op);
             }
         }
-        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        timeouts.ensureArmed(op.deadline);
         if (slot < 0) {
             posting = false;
             if (op.isTerminated()) abandon(op);  // counted in drainWip: drained below
@@ -303,73 +289,11 @@ public final class SendQueue {
         else drainPasses(missed);
     }
 
-    private void armSweep(long deadline) {
-        // none armed: the timer is shut down, or the connection destroyed; operations still end with their completions or the close
-        if (!sweeps.arm(Math.max(0, deadline - clock.getAsLong()))) sweepArmed.set(false);
-    }
-
-    /**
-     * Times out every operation past its deadline, then re-arms for the earliest deadline left.
-     * Every outstanding operation is in the waiting queue or the in-flight table (the drainer
-     * moves it from one to the other under the lock this scan of the queue holds), and the flag is
-     * cleared before looking, so an operation submitted meanwhile either is seen here or arms the
-     * timer itself. A per-operation timer would cost a scheduler insert and cancel on every post.
-     */
-    private void sweep() {
-        sweepArmed.set(false);
-        long now = clock.getAsLong();
-        long next = Long.MAX_VALUE;
-        List<Op> expired = null;  // signalled outside the lock: subscribers run in the signal
-        synchronized (lock) {
-            for (Op op = head; op != null; op = op.next) {
-                if (op.isTerminated() || op.isAbandoned()) continue;
-                if (op.deadline - now <= 0) {
-                    if (expired == null) expired = new ArrayList<>();
-                    expired.add(op);
-                } else {
-                    next = op.deadline;  // FIFO with one timeout: the rest are later still
-                    break;
-                }
-            }
-        }
-        if (expired != null) expired.forEach(this::timedOut);
-        for (int slot = 0; slot < inFlight.length(); slot++) {
-            Op op = inFlight.get(slot);
-            if (op == null || op.isTerminated()) continue;
-            if (op.deadline - now <= 0) timedOut(op);
-            else next = Math.min(next, op.deadline);
-        }
-        if (next != Long.MAX_VALUE) {
-            // armed for the earliest deadline left even if a post during this sweep armed the timer
-            // first (a retry from a timeout's signal, say): that post's deadline is a whole timeout
-            // away, and the operations seen here would have timed out that much late. The timer
-            // the post armed runs too, and finds what is due then.
-            sweepArmed.set(true);
-            armSweep(next);
-        }
-    }
-
     /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */
     void abandon(Op op) {
         if (op.abandonWaiting()) {
             op.release();  // never posted, and now never will be: the NIC never had these buffers
             returnPrepaid(op);
-            purge = true;
-            drain();
-        }
-    }
-
-    private void timedOut(Op op) {
-        if (op.isTerminated()) return;
-        boolean wasWaiting = op.abandonWaiting();
-        if (wasWaiting) {
-            op.release();  // before the signal: whoever sees the timeout may reuse the buffer
-            returnPrepaid(op);
-        }
-        Credits cr = credits;
-        boolean awaitingCredit = wasWaiting && op.consumesReceive && cr != null && cr.available() == 0;
-        op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, awaitingCredit, timeout, connection));
-        if (wasWaiting) {
             purge = true;
             drain();
         }
@@ -632,7 +556,7 @@ public final class SendQueue {
                 op.fail(error);
             }
         }
-        sweeps.cancelAll();
+        timeouts.cancelAll();
     }
 
     /** The completion opcode of what is posted in {@code slot}, or UNKNOWN if nothing is. */
