@@ -9,7 +9,6 @@ import io.jrdma.reactive.PollingMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +38,7 @@ import reactor.util.Loggers;
  * <p>Teardown happens here, batched: a closing connection is drained (the loop waits until every
  * posted work request has flushed, or a deadline passed) and then destroyed on this thread,
  * between two polls, so no CQ is destroyed while polled and no QP while its completions are
- * being dispatched.
+ * being dispatched ({@link Draining}).
  */
 public final class Loop implements Executor {
     /** What a loop needs of a connection. */
@@ -117,7 +116,7 @@ public final class Loop implements Executor {
 
     // loop thread only
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
-    private final List<Member> draining = new ArrayList<>();
+    private final Draining draining;
     private boolean dispatching;
     /** Dispatching the last completion of a poll batch: a post started now is not deferred (deferToBatchEnd). */
     private boolean lastOfBatch;
@@ -130,6 +129,7 @@ public final class Loop implements Executor {
         this.name = name;
         this.index = index;
         this.thread = new LoopThread(name, this::run, daemon);
+        this.draining = new Draining(name);
     }
 
     void start() {
@@ -355,7 +355,7 @@ public final class Loop implements Executor {
                 runTasks();
                 if (shutdown && draining.isEmpty() && memberCount.get() == 0) break;
                 int n = pollAll();
-                if (!draining.isEmpty()) destroyDrained();
+                if (!draining.isEmpty()) draining.destroyDrained();
                 if (n > 0) {
                     idle = 0;
                     continue;
@@ -377,7 +377,7 @@ public final class Loop implements Executor {
             }
         } catch (Throwable t) {
             LOG.error(name + " stopped on an unexpected error; its connections are closed", t);
-            failMembers(t);
+            draining.destroyAll(t);
         } finally {
             closeAll();
         }
@@ -461,21 +461,6 @@ public final class Loop implements Executor {
         }
     }
 
-    private void destroyDrained() {
-        long now = System.nanoTime();
-        for (Iterator<Member> it = draining.iterator(); it.hasNext(); ) {
-            Member m = it.next();
-            if (m.drained() || now - m.drainDeadline() > 0) {
-                it.remove();
-                try {
-                    m.destroy();
-                } catch (Throwable t) {
-                    LOG.error("destroying a connection on " + name + " failed", t);
-                }
-            }
-        }
-    }
-
     /**
      * Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2).
      * Allocates nothing (an EVENT loop may sleep once per operation): no iterator, no Duration
@@ -490,12 +475,7 @@ public final class Loop implements Executor {
             for (LoopCq c : armed) c.cq.requestNotification(false);
             if (pollAll() > 0 || pollSetStale) return;
             long now = System.nanoTime();
-            Duration wait = SLEEP;
-            if (!draining.isEmpty()) {
-                long nanos = wait.toNanos();
-                for (int i = 0; i < draining.size(); i++) nanos = Math.min(nanos, Math.max(0, draining.get(i).drainDeadline() - now));
-                wait = Duration.ofNanos(nanos);
-            }
+            Duration wait = draining.cap(SLEEP, now);
             serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
             sleeps++;
@@ -519,17 +499,6 @@ public final class Loop implements Executor {
             sources = List.copyOf(asyncSources.keySet());
         }
         fds.sync(current, sources);
-    }
-
-    private void failMembers(Throwable t) {
-        // members' closing needs a loop to destroy them; this one is gone, so destroy them here
-        for (Member m : List.copyOf(draining)) {
-            try {
-                m.destroy();
-            } catch (Throwable e) {
-                t.addSuppressed(e);
-            }
-        }
     }
 
     // ------------------------------------------------------------------------------ shutdown
