@@ -13,6 +13,7 @@ import io.jrdma.reactive.WorkCompletion
 import io.jrdma.reactive.memory.ReceivedMessage
 import io.jrdma.reactive.memory.RegisteredBuffer
 import reactor.core.publisher.Mono
+import reactor.core.publisher.Operators
 import reactor.util.context.Context
 
 /**
@@ -54,17 +55,21 @@ private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::rel
  */
 @PublishedApi
 internal class Owned<T : Any>(private val type: Class<T>, val release: (T) -> Unit) {
-    private val hook = Consumer<T> { release(it) }
-    private val emptyContext = discardContext(Context.empty())
+    private val emptyContext = Operators.enableOnDiscard(Context.empty(), Consumer<Any> { releaseIfOwned(it) })
 
     fun context(coroutine: CoroutineContext): Context =
         coroutine[ReactorContext]?.context?.let { discardContext(it) } ?: emptyContext
 
-    /** [base] with the hook, as `doOnDiscard` writes it (Reactor's discard key is not public; it composes with a hook in [base]). */
-    private fun discardContext(base: Context): Context {
-        var seen: Context? = null
-        Mono.deferContextual { seen = Context.of(it); Mono.empty<T>() }.doOnDiscard(type, hook).contextWrite(base).subscribe()
-        return checkNotNull(seen)
+    /**
+     * [base] with the hook, through Reactor's public API: `doOnDiscard` would cost an operator per
+     * subscription, and `Operators.enableOnDiscard` replaces a hook already in [base], so ours hands
+     * every element on to that one ([Operators.onDiscard] reads it), as `doOnDiscard` chains them.
+     */
+    private fun discardContext(base: Context): Context =
+        Operators.enableOnDiscard(base, Consumer<Any> { releaseIfOwned(it); Operators.onDiscard(it, base) })
+
+    private fun releaseIfOwned(discarded: Any) {
+        if (type.isInstance(discarded)) release(type.cast(discarded))
     }
 }
 
