@@ -33,7 +33,7 @@ internal suspend inline fun <reified T : Any> Mono<T>.awaitOwned(noinline releas
 
 /**
  * [awaitOwned] for received messages, not generic for the reason [awaitCompletion] gives: generic,
- * [receiveAwait] compiled to a continuation object of its own per call, and a new intercepted
+ * [awaitReceive] compiled to a continuation object of its own per call, and a new intercepted
  * continuation for it (whose constructor folds the coroutine context), on the path of every message.
  */
 @PublishedApi
@@ -50,7 +50,7 @@ private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::rel
 
 /**
  * How a value of [type] is released when nobody takes it, and the Reactor context that says so
- * (`doOnDiscard`'s hook), made once: the hot receives ([receiveAwait], [acquireAwait]) keep one
+ * (`doOnDiscard`'s hook), made once: the hot receives ([awaitReceive], [awaitAcquire]) keep one
  * [Owned] each, so a receive allocates no operator, context or lambda of its own.
  */
 @PublishedApi

@@ -1,10 +1,10 @@
 package io.jrdma.samples
 
-import io.jrdma.kotlin.bindAwait
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitSend
 import io.jrdma.kotlin.connectionsFlow
-import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.receivesFlow
-import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaConnection
@@ -26,7 +26,7 @@ import kotlinx.coroutines.withTimeout
 class EchoService(private val server: RdmaServer, private val out: PrintStream = System.out) {
     /** Serves [clients] clients (null: until cancelled); [onListening] learns where. */
     suspend fun serve(clients: Int? = null, onListening: (DisposableRdmaServer) -> Unit = {}) {
-        server.bindAwait().use { bound ->
+        server.awaitBind().use { bound ->
             onListening(bound)
             coroutineScope {
                 bound.connectionsFlow().limit(clients).collect { connection -> launch { echo(connection) } }
@@ -40,7 +40,7 @@ class EchoService(private val server: RdmaServer, private val out: PrintStream =
             message.use { m ->
                 out.println("echoing: ${m.text()}")
                 // straight from the receive buffer, no copy; it is re-posted only after the SEND completed
-                c.sendAwait(m.buffer(), 0, m.length())
+                c.awaitSend(m.buffer(), 0, m.length())
             }
         }
         out.println("client disconnected")
@@ -53,9 +53,9 @@ class EchoService(private val server: RdmaServer, private val out: PrintStream =
 suspend fun echoLines(connection: RdmaConnection, lines: Flow<String>, timeout: Duration, out: PrintStream = System.out) {
     lines.collect { line ->
         val echo = withTimeout(timeout) {
-            connection.sendAwait(line)
+            connection.awaitSend(line)
             out.println("sent: $line")
-            connection.receiveAwait().use { it.text() }
+            connection.awaitReceive().use { it.text() }
         }
         out.println("echoed: $echo")
     }
