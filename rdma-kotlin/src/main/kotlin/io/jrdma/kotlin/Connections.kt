@@ -5,10 +5,19 @@ import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
+import io.jrdma.reactive.RdmaResources
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.reactor.awaitSingleOrNull
+import kotlinx.coroutines.withContext
 import reactor.core.scheduler.Schedulers
+import reactor.util.Loggers
 
 /**
  * Connects (see [RdmaClient.connect]) and returns the established connection. Cancelling the
@@ -63,10 +72,69 @@ public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R = useThen(block) { awaitDispose() }
 
+/**
+ * Serves every connection this server accepts with [handler], each in a coroutine of its own, a
+ * child of the caller's: [RdmaServer.handle] for suspend functions, structured. The rules:
+ * - [handler] runs once per accepted connection, in the caller's context (started on the accepting
+ *   thread, until its first suspension), and ends with the coroutines it launched in its scope;
+ *   then its connection is closed, as [use] closes it, whether [handler] returned, failed or was cancelled.
+ * - A handler's failure (an exception other than a cancellation) closes its connection only: it is
+ *   logged (to `io.jrdma.reactive.server`, as a failed [RdmaServer.handle]) and the server and the
+ *   other connections go on.
+ * - Cancelling the caller disposes the server: accepting stops, every handler is cancelled and its
+ *   connection closed; [handle] rethrows the cancellation once the server is disposed.
+ * - Disposing the server elsewhere ([awaitDispose], its [io.jrdma.reactive.RdmaResources]) stops
+ *   the accepting and closes the connections; [handle] returns once every handler has ended.
+ *   However it ends, the server is disposed when [handle] returns.
+ *
+ * A server whose connections go to a Java [RdmaServer.handle] function has none to give here:
+ * [handle] then fails with [IllegalStateException].
+ */
+public suspend fun DisposableRdmaServer.handle(handler: suspend CoroutineScope.(RdmaConnection) -> Unit) {
+    try {
+        coroutineScope {
+            while (true) {
+                val connection = try {
+                    awaitAccept()
+                } catch (disposed: ConnectionException.Closed) {
+                    break
+                }
+                // undispatched: started even if the caller is cancelled as the connection arrives, so it gets closed
+                launch(start = CoroutineStart.UNDISPATCHED) { serve(connection, handler) }
+            }
+        }
+    } finally {
+        withContext(NonCancellable) { awaitDispose() }
+    }
+}
+
+private suspend fun DisposableRdmaServer.serve(connection: RdmaConnection, handler: suspend CoroutineScope.(RdmaConnection) -> Unit) {
+    try {
+        connection.use { c -> coroutineScope { handler(c) } }
+    } catch (cancelled: CancellationException) {
+        throw cancelled
+    } catch (failure: Exception) {
+        SERVER_LOG.warn("the handler of $this failed on $connection; closed it", failure)
+    }
+}
+
+private val SERVER_LOG = Loggers.getLogger("io.jrdma.reactive.server")
+
 /** Stops listening and suspends until every connection the server accepted is closed; blocks no thread. */
 public suspend fun DisposableRdmaServer.awaitDispose() {
     disposeLater().awaitSingleOrNull()
 }
+
+/** Disposes these resources (see [RdmaResources.disposeLater]): closes every server and connection on them, then stops their threads; blocks no thread. */
+public suspend fun RdmaResources.awaitDispose() {
+    disposeLater().awaitSingleOrNull()
+}
+
+/**
+ * Runs [block] with these resources and disposes them afterwards, also when [block] fails or is
+ * cancelled: for resources the caller created ([RdmaResources.create]), never [RdmaResources.shared].
+ */
+public suspend inline fun <R> RdmaResources.use(block: (RdmaResources) -> R): R = useThen(block) { awaitDispose() }
 
 // ------------------------------------------------------------------------------ the names before the rule
 

@@ -36,6 +36,11 @@ public suspend fun RpcClient.awaitClose() {
     close().awaitSingleOrNull()
 }
 
+/** Suspends until the client's connection is closed (see [RpcClient.onClose]): by the server, by a failure or by [awaitClose]. */
+public suspend fun RpcClient.awaitOnClose() {
+    onClose().awaitSingleOrNull()
+}
+
 /** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
 public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R = useThen(block) { awaitClose() }
 
