@@ -165,9 +165,9 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
 /**
  * [awaitOne] for the Monos of work requests, not generic on purpose: a call to a generic suspend
  * function returns `Any?` and its caller casts the result, and a cast after the call makes the
- * caller's body more than a tail call, so each `xxxAwait` compiled to a continuation object of its
+ * caller's body more than a tail call, so each `awaitXxx` compiled to a continuation object of its
  * own (and a new intercepted continuation for it) per call. Returning exactly [WorkCompletion], the
- * `xxxAwait` functions pass their caller's continuation straight through: per operation the Kotlin
+ * `awaitXxx` functions pass their caller's continuation straight through: per operation the Kotlin
  * API adds the cancellable continuation (kotlinx's `CancellableContinuationImpl`, with the
  * `ChildContinuation`, cancel handler and completed state it keeps) and one [MonoAwaiter].
  */

@@ -13,10 +13,8 @@ import io.jrdma.reactive.RdmaServer
 internal suspend fun readmeKotlinExample() {
     // README: kotlin
     RdmaServer.create().host("10.77.0.2").exposeBuffer(4096, Access.REMOTE_READ, Access.REMOTE_WRITE)
-        .awaitBind().use { server ->
-            server.awaitAccept().use { c ->
-                c.receivesFlow().collect { m -> m.use { c.awaitSend(it.bytes()) } }   // echo
-            }
+        .awaitBind().handle { c ->                                              // a coroutine per connection
+            c.receivesFlow().collect { m -> m.use { c.awaitSend(it.bytes()) } }   // echo
         }
 
     RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1").awaitConnect().use { c ->
