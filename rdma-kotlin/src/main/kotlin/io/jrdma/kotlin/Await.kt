@@ -61,9 +61,10 @@ internal class Owned<T : Any>(private val type: Class<T>, val release: (T) -> Un
         coroutine[ReactorContext]?.context?.let { discardContext(it) } ?: emptyContext
 
     /**
-     * [base] with the hook, through Reactor's public API: `doOnDiscard` would cost an operator per
-     * subscription, and `Operators.enableOnDiscard` replaces a hook already in [base], so ours hands
-     * every element on to that one ([Operators.onDiscard] reads it), as `doOnDiscard` chains them.
+     * [base] with the hook, through Reactor's public API: `doOnDiscard`, which the Javadoc of
+     * `Operators.enableOnDiscard` prefers, would cost an operator per subscription; and
+     * `enableOnDiscard` replaces a hook already in [base], so ours hands every element on to that
+     * one ([Operators.onDiscard] reads it), as `doOnDiscard` chains them.
      */
     private fun discardContext(base: Context): Context =
         Operators.enableOnDiscard(base, Consumer<Any> { releaseIfOwned(it); Operators.onDiscard(it, base) })
