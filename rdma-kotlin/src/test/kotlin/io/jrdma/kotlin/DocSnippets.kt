@@ -13,18 +13,16 @@ import io.jrdma.reactive.RdmaServer
 internal suspend fun readmeKotlinExample() {
     // README: kotlin
     RdmaServer.create().host("10.77.0.2").exposeBuffer(4096, Access.REMOTE_READ, Access.REMOTE_WRITE)
-        .bindAwait().use { server ->
-            server.acceptAwait().use { c ->
-                c.receivesFlow().collect { m -> m.use { c.sendAwait(it.bytes()) } }   // echo
-            }
+        .awaitBind().handle { c ->                                              // a coroutine per connection
+            c.receivesFlow().collect { m -> m.use { c.awaitSend(it.bytes()) } }   // echo
         }
 
-    RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1").connectAwait().use { c ->
-        c.sendAwait("hello")
-        println(c.receiveAwait().use { it.text() })
-        c.writeWithImmediateAwait("data".toByteArray(), immediate = 4)     // into c.remoteBuffer()
-        val bytes = c.readAwait(sourceOffset = 0, length = 4)
-        val previous = c.fetchAndAddAwait(offset = 64, add = 1)
+    RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1").awaitConnect().use { c ->
+        c.awaitSend("hello")
+        println(c.awaitReceive().use { it.text() })
+        c.awaitWriteWithImmediate("data".toByteArray(), immediate = 4)     // into c.remoteBuffer()
+        val bytes = c.awaitRead(sourceOffset = 0, length = 4)
+        val previous = c.awaitFetchAndAdd(offset = 64, add = 1)
     }
     // README end
 }
