@@ -13,6 +13,7 @@ import io.jrdma.reactive.WorkCompletion
 import io.jrdma.reactive.memory.ReceivedMessage
 import io.jrdma.reactive.memory.RegisteredBuffer
 import reactor.core.publisher.Mono
+import reactor.core.publisher.Operators
 import reactor.util.context.Context
 
 /**
@@ -32,7 +33,7 @@ internal suspend inline fun <reified T : Any> Mono<T>.awaitOwned(noinline releas
 
 /**
  * [awaitOwned] for received messages, not generic for the reason [awaitCompletion] gives: generic,
- * [receiveAwait] compiled to a continuation object of its own per call, and a new intercepted
+ * [awaitReceive] compiled to a continuation object of its own per call, and a new intercepted
  * continuation for it (whose constructor folds the coroutine context), on the path of every message.
  */
 @PublishedApi
@@ -49,22 +50,27 @@ private val ACQUIRED = Owned(RegisteredBuffer::class.java, RegisteredBuffer::rel
 
 /**
  * How a value of [type] is released when nobody takes it, and the Reactor context that says so
- * (`doOnDiscard`'s hook), made once: the hot receives ([receiveAwait], [acquireAwait]) keep one
+ * (`doOnDiscard`'s hook), made once: the hot receives ([awaitReceive], [awaitAcquire]) keep one
  * [Owned] each, so a receive allocates no operator, context or lambda of its own.
  */
 @PublishedApi
 internal class Owned<T : Any>(private val type: Class<T>, val release: (T) -> Unit) {
-    private val hook = Consumer<T> { release(it) }
-    private val emptyContext = discardContext(Context.empty())
+    private val emptyContext = Operators.enableOnDiscard(Context.empty(), Consumer<Any> { releaseIfOwned(it) })
 
     fun context(coroutine: CoroutineContext): Context =
         coroutine[ReactorContext]?.context?.let { discardContext(it) } ?: emptyContext
 
-    /** [base] with the hook, as `doOnDiscard` writes it (Reactor's discard key is not public; it composes with a hook in [base]). */
-    private fun discardContext(base: Context): Context {
-        var seen: Context? = null
-        Mono.deferContextual { seen = Context.of(it); Mono.empty<T>() }.doOnDiscard(type, hook).contextWrite(base).subscribe()
-        return checkNotNull(seen)
+    /**
+     * [base] with the hook, through Reactor's public API: `doOnDiscard`, which the Javadoc of
+     * `Operators.enableOnDiscard` prefers, would cost an operator per subscription; and
+     * `enableOnDiscard` replaces a hook already in [base], so ours hands every element on to that
+     * one ([Operators.onDiscard] reads it), as `doOnDiscard` chains them.
+     */
+    private fun discardContext(base: Context): Context =
+        Operators.enableOnDiscard(base, Consumer<Any> { releaseIfOwned(it); Operators.onDiscard(it, base) })
+
+    private fun releaseIfOwned(discarded: Any) {
+        if (type.isInstance(discarded)) release(type.cast(discarded))
     }
 }
 
@@ -160,9 +166,9 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
 /**
  * [awaitOne] for the Monos of work requests, not generic on purpose: a call to a generic suspend
  * function returns `Any?` and its caller casts the result, and a cast after the call makes the
- * caller's body more than a tail call, so each `xxxAwait` compiled to a continuation object of its
+ * caller's body more than a tail call, so each `awaitXxx` compiled to a continuation object of its
  * own (and a new intercepted continuation for it) per call. Returning exactly [WorkCompletion], the
- * `xxxAwait` functions pass their caller's continuation straight through: per operation the Kotlin
+ * `awaitXxx` functions pass their caller's continuation straight through: per operation the Kotlin
  * API adds the cancellable continuation (kotlinx's `CancellableContinuationImpl`, with the
  * `ChildContinuation`, cancel handler and completed state it keeps) and one [MonoAwaiter].
  */

@@ -5,20 +5,29 @@ import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
+import io.jrdma.reactive.RdmaResources
+import kotlinx.coroutines.CancellationException
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.NonCancellable
+import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.reactor.awaitSingleOrNull
+import kotlinx.coroutines.withContext
 import reactor.core.scheduler.Schedulers
+import reactor.util.Loggers
 
 /**
  * Connects (see [RdmaClient.connect]) and returns the established connection. Cancelling the
  * coroutine cancels the setup; a connection that gets established anyway is closed, not leaked.
  */
-public suspend fun RdmaClient.connectAwait(): RdmaConnection =
+public suspend fun RdmaClient.awaitConnect(): RdmaConnection =
     connect().awaitOwned { it.close().subscribe() }
 
 /** Starts listening (see [RdmaServer.bind]); returns once the server accepts connections. */
-public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer =
+public suspend fun RdmaServer.awaitBind(): DisposableRdmaServer =
     bind().awaitOwned { server -> Schedulers.boundedElastic().schedule(server::dispose) }
 
 /**
@@ -27,14 +36,14 @@ public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer =
  * the caller is cancelled is left to the next taker or closed, never leaked. Throws
  * [ConnectionException.Closed] once the server is disposed and no accepted connection is left.
  */
-public suspend fun DisposableRdmaServer.acceptAwait(): RdmaConnection =
+public suspend fun DisposableRdmaServer.awaitAccept(): RdmaConnection =
     accept().awaitOwned { it.dispose() }
 
-/** [DisposableRdmaServer.connections] as a Flow: one [acceptAwait] per element; completes when the server is disposed. */
+/** [DisposableRdmaServer.connections] as a Flow: one [awaitAccept] per element; completes when the server is disposed. */
 public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = flow {
     while (true) {
         val connection = try {
-            acceptAwait()
+            awaitAccept()
         } catch (disposed: ConnectionException.Closed) {
             return@flow
         }
@@ -44,24 +53,105 @@ public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = flow {
 
 /**
  * Closes (see [RdmaConnection.close]): flushes every outstanding work request and returns once
- * all native resources are freed. The reactive layer bounds the wait by its drain deadline.
+ * all native resources are freed. The reactive layer bounds the wait by its drain deadline. Unlike
+ * kotlinx's `ProducerScope.awaitClose`, which only waits, this closes: it is `close()` awaited;
+ * waiting for a close by either side is [awaitOnClose].
  */
-public suspend fun RdmaConnection.closeAwait() {
+public suspend fun RdmaConnection.awaitClose() {
     close().awaitSingleOrNull()
 }
 
-/** Suspends until the connection is closed (see [RdmaConnection.onClose]): by the peer, by a failure or by [closeAwait]. */
-public suspend fun RdmaConnection.onCloseAwait() {
+/** Suspends until the connection is closed (see [RdmaConnection.onClose]): by the peer, by a failure or by [awaitClose]. */
+public suspend fun RdmaConnection.awaitOnClose() {
     onClose().awaitSingleOrNull()
 }
 
 /** Runs [block] with this connection and closes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R = useThen(block) { closeAwait() }
+public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R = useThen(block) { awaitClose() }
 
 /** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R = useThen(block) { disposeAwait() }
+public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R = useThen(block) { awaitDispose() }
+
+/**
+ * Serves every connection this server accepts with [handler], each in a coroutine of its own, a
+ * child of the caller's: [RdmaServer.handle] for suspend functions, structured. The rules:
+ * - [handler] runs once per accepted connection, in the caller's context (started on the accepting
+ *   thread, until its first suspension), and ends with the coroutines it launched in its scope;
+ *   then its connection is closed, as [use] closes it, whether [handler] returned, failed or was cancelled.
+ * - A handler's failure (an exception other than a cancellation) closes its connection only: it is
+ *   logged (to `io.jrdma.reactive.server`, as a failed [RdmaServer.handle]) and the server and the
+ *   other connections go on.
+ * - Cancelling the caller disposes the server: accepting stops, every handler is cancelled and its
+ *   connection closed; [handle] rethrows the cancellation once the server is disposed.
+ * - Disposing the server elsewhere ([awaitDispose], its [io.jrdma.reactive.RdmaResources]) stops
+ *   the accepting and closes the connections; [handle] returns once every handler has ended.
+ *   However it ends, the server is disposed when [handle] returns.
+ *
+ * A server whose connections go to a Java [RdmaServer.handle] function has none to give here:
+ * [handle] then fails with [IllegalStateException].
+ */
+public suspend fun DisposableRdmaServer.handle(handler: suspend CoroutineScope.(RdmaConnection) -> Unit) {
+    try {
+        coroutineScope {
+            while (true) {
+                val connection = try {
+                    awaitAccept()
+                } catch (disposed: ConnectionException.Closed) {
+                    break
+                }
+                // undispatched: started even if the caller is cancelled as the connection arrives, so it gets closed
+                launch(start = CoroutineStart.UNDISPATCHED) { serve(connection, handler) }
+            }
+        }
+    } finally {
+        withContext(NonCancellable) { awaitDispose() }
+    }
+}
+
+private suspend fun DisposableRdmaServer.serve(connection: RdmaConnection, handler: suspend CoroutineScope.(RdmaConnection) -> Unit) {
+    try {
+        connection.use { c -> coroutineScope { handler(c) } }
+    } catch (cancelled: CancellationException) {
+        throw cancelled
+    } catch (failure: Exception) {
+        SERVER_LOG.warn("the handler of $this failed on $connection; closed it", failure)
+    }
+}
+
+private val SERVER_LOG = Loggers.getLogger("io.jrdma.reactive.server")
 
 /** Stops listening and suspends until every connection the server accepted is closed; blocks no thread. */
-public suspend fun DisposableRdmaServer.disposeAwait() {
+public suspend fun DisposableRdmaServer.awaitDispose() {
     disposeLater().awaitSingleOrNull()
 }
+
+/** Disposes these resources (see [RdmaResources.disposeLater]): closes every server and connection on them, then stops their threads; blocks no thread. */
+public suspend fun RdmaResources.awaitDispose() {
+    disposeLater().awaitSingleOrNull()
+}
+
+/**
+ * Runs [block] with these resources and disposes them afterwards, also when [block] fails or is
+ * cancelled: for resources the caller created ([RdmaResources.create]), never [RdmaResources.shared].
+ */
+public suspend inline fun <R> RdmaResources.use(block: (RdmaResources) -> R): R = useThen(block) { awaitDispose() }
+
+// ------------------------------------------------------------------------------ the names before the rule
+
+@Deprecated(RENAMED, ReplaceWith("awaitConnect()", "io.jrdma.kotlin.awaitConnect"), DeprecationLevel.WARNING)
+public suspend fun RdmaClient.connectAwait(): RdmaConnection = awaitConnect()
+
+@Deprecated(RENAMED, ReplaceWith("awaitBind()", "io.jrdma.kotlin.awaitBind"), DeprecationLevel.WARNING)
+public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer = awaitBind()
+
+@Deprecated(RENAMED, ReplaceWith("awaitAccept()", "io.jrdma.kotlin.awaitAccept"), DeprecationLevel.WARNING)
+public suspend fun DisposableRdmaServer.acceptAwait(): RdmaConnection = awaitAccept()
+
+@Deprecated(RENAMED, ReplaceWith("awaitClose()", "io.jrdma.kotlin.awaitClose"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.closeAwait(): Unit = awaitClose()
+
+@Deprecated(RENAMED, ReplaceWith("awaitOnClose()", "io.jrdma.kotlin.awaitOnClose"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.onCloseAwait(): Unit = awaitOnClose()
+
+@Deprecated(RENAMED, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
+public suspend fun DisposableRdmaServer.disposeAwait(): Unit = awaitDispose()

@@ -12,7 +12,7 @@ import kotlinx.coroutines.reactive.asPublisher
 import kotlinx.coroutines.reactive.awaitFirstOrNull
 
 /**
- * [RdmaConnection.receives] as a Flow: one [receiveAwait] per element and none ahead of demand. A
+ * [RdmaConnection.receives] as a Flow: one [awaitReceive] per element and none ahead of demand. A
  * prefetching bridge (`receives().asFlow()`) would park messages in a channel buffer, where a
  * cancelled collector would leave them unreleased, each one a receive credit the peer never gets
  * back. Every message must be released ([ReceivedMessage.use]).
@@ -23,7 +23,7 @@ import kotlinx.coroutines.reactive.awaitFirstOrNull
 public fun RdmaConnection.receivesFlow(): Flow<ReceivedMessage> = flow {
     while (true) {
         val message = try {
-            receiveAwait()
+            awaitReceive()
         } catch (closed: ConnectionException.Closed) {
             if (closed.isOrderly) return@flow
             throw closed
@@ -47,14 +47,22 @@ public fun RdmaConnection.completionsFlow(): Flow<WorkCompletion> = completions(
  * here; nothing is buffered in between. Cancelling the caller cancels the collection; SENDs
  * already posted complete on their own.
  */
-public suspend fun RdmaConnection.sendByteArrayAwait(messages: Flow<ByteArray>) {
+public suspend fun RdmaConnection.awaitSendByteArray(messages: Flow<ByteArray>) {
     sendByteArray(messages.asPublisher()).awaitFirstOrNull()
 }
 
 /**
- * [sendByteArrayAwait] of slices of registered memory, without copying: each element's buffer
+ * [awaitSendByteArray] of slices of registered memory, without copying: each element's buffer
  * reference passes to the stream and is released once its SEND completed ([RdmaConnection.send]).
  */
-public suspend fun RdmaConnection.sendAwait(messages: Flow<ScatterGatherElement>) {
+public suspend fun RdmaConnection.awaitSend(messages: Flow<ScatterGatherElement>) {
     send(messages.asPublisher()).awaitFirstOrNull()
 }
+
+// ------------------------------------------------------------------------------ the names before the rule
+
+@Deprecated(RENAMED, ReplaceWith("awaitSendByteArray(messages)", "io.jrdma.kotlin.awaitSendByteArray"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.sendByteArrayAwait(messages: Flow<ByteArray>): Unit = awaitSendByteArray(messages)
+
+@Deprecated(RENAMED, ReplaceWith("awaitSend(messages)", "io.jrdma.kotlin.awaitSend"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.sendAwait(messages: Flow<ScatterGatherElement>): Unit = awaitSend(messages)

@@ -1,6 +1,7 @@
 package io.jrdma.kotlin
 
 import java.util.concurrent.atomic.AtomicReference
+import java.util.function.Consumer
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
 import kotlinx.coroutines.cancelAndJoin
@@ -14,6 +15,7 @@ import org.reactivestreams.Subscriber
 import org.reactivestreams.Subscription
 import reactor.core.publisher.Mono
 import reactor.core.publisher.MonoSink
+import reactor.core.publisher.Operators
 import reactor.util.context.Context
 
 /** The bridge for resource-owning values never loses one to a cancellation, whichever side of it the value arrives. */
@@ -72,6 +74,19 @@ class AwaitOwnedTest {
         sink.get().success(late)
         assertEquals("a", tenant.get())
         assertEquals(1, late.released)
+    }
+
+    @Test
+    fun `a discard hook already in the Reactor context still sees a late value, after the release`() = runTest {
+        val sink = AtomicReference<MonoSink<Resource>>()
+        val seen = mutableListOf<String>()
+        val theirs = Operators.enableOnDiscard(Context.empty(), Consumer<Any> { seen += "theirs ${(it as Resource).released}" })
+        val waiting = async(theirs.asCoroutineContext(), start = CoroutineStart.UNDISPATCHED) {
+            Mono.create<Resource> { sink.set(it) }.awaitOwned { it.released++; seen += "released" }
+        }
+        waiting.cancelAndJoin()
+        sink.get().success(Resource())
+        assertEquals(listOf("released", "theirs 1"), seen)
     }
 
     @Test

@@ -367,7 +367,7 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
      * {@code jrdma.operations.in.flight} (gauge: send credits in use), and per loop
      * {@code jrdma.loop.completions} and {@code jrdma.loop.sleep} (seconds asleep in poll(2): the
      * loop's idle time; tag {@code loop}). The library's operation {@code Mono}s are then named
-     * {@code jrdma.<opcode>} for Reactor's {@code tap()}. Needs {@code io.micrometer:micrometer-core}
+     * {@code jrdma.operation} for Reactor's {@code tap()}. Needs {@code io.micrometer:micrometer-core}
      * on the class or module path; throws {@link IllegalStateException} here if it is missing.
      *
      * @param enabled whether to record

@@ -5,7 +5,7 @@ import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.MemoryInternals;
-import io.jrdma.reactive.internal.core.SendQueue;
+import io.jrdma.reactive.internal.core.Op;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
 import io.jrdma.reactive.memory.ReceivedMessage;
@@ -782,7 +782,7 @@ public final class RdmaConnection implements Disposable {
      * The operation is its own {@code Mono}: bad arguments (a range outside a buffer, say) reach the
      * subscriber as an error, not the caller as a throw, and nothing else is allocated per post.
      */
-    private Mono<WorkCompletion> post(SendQueue.Op op) {
+    private Mono<WorkCompletion> post(Op op) {
         return config.metrics() ? op.name("jrdma.operation") : op;  // an allocation per operation, so only on request
     }
 }

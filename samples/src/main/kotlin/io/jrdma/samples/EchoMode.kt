@@ -1,6 +1,6 @@
 package io.jrdma.samples
 
-import io.jrdma.kotlin.connectAwait
+import io.jrdma.kotlin.awaitConnect
 import java.util.concurrent.Callable
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.Dispatchers
@@ -38,7 +38,7 @@ class EchoMode : Callable<Int> {
     }
 
     private suspend fun client(session: Session): Int {
-        val connection = session.connected("echo", options.rdmaClient().runOn(session.resources).connectAwait())
+        val connection = session.connected("echo", options.rdmaClient().runOn(session.resources).awaitConnect())
         val stdin = System.`in`.bufferedReader()
         // reading stdin blocks: on an IO thread, not on runBlocking's one thread, which the replies resume on
         val lines = flow { while (true) emit(stdin.readLine() ?: break) }.flowOn(Dispatchers.IO)

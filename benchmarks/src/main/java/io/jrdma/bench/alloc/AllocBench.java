@@ -140,9 +140,9 @@ public final class AllocBench {
         long bytes0 = allocatedBytes();
         long cpu0 = cpuNanos();
         if (row.equals("kotlin-send")) {
-            KotlinOps.sendAwait(client, source, size, ops, inFlight);
+            KotlinOps.awaitSend(client, source, size, ops, inFlight);
         } else if (op == null) {
-            KotlinOps.writeAwait(client, source, remote, size, ops, inFlight);
+            KotlinOps.awaitWrite(client, source, remote, size, ops, inFlight);
         } else {
             Driver d = new Driver(op, ops, inFlight);
             if (!d.done.await(TIMEOUT.toSeconds() * 10, TimeUnit.SECONDS)) throw new IllegalStateException(row + ": timed out");

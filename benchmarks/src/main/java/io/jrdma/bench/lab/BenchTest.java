@@ -29,7 +29,7 @@ enum BenchTest {
     /** As {@link #RPC_RATE} with the echo on the server's poller thread. */
     RPC_RATE_POLLER("ib_send_lat", true, false, true),
     /**
-     * Messages per second of one {@code send(Publisher)} (Kotlin: {@code sendAwait(Flow)}) of all the row's
+     * Messages per second of one {@code send(Publisher)} (Kotlin: {@code awaitSend(Flow)}) of all the row's
      * messages, its demand bound to the receiver's credits, the receiver consuming {@code receives()} and
      * releasing each: beside ib_send_bw's of the same size and polling. Eager sizes only (up to the receive
      * buffer, lab/bench's --stream-buffer); a larger one is a skipped row until the rendezvous protocol.

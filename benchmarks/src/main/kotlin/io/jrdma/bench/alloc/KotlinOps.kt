@@ -1,8 +1,8 @@
 package io.jrdma.bench.alloc
 
+import io.jrdma.kotlin.awaitSend
+import io.jrdma.kotlin.awaitWrite
 import io.jrdma.kotlin.receivesFlow
-import io.jrdma.kotlin.sendAwait
-import io.jrdma.kotlin.writeAwait
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.WorkCompletion
 import io.jrdma.reactive.memory.RegisteredBuffer
@@ -17,19 +17,19 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
 
 /**
- * The Kotlin rows of [AllocBench]: [inFlight] coroutines, each calling `writeAwait` (`sendAwait`) in
+ * The Kotlin rows of [AllocBench]: [inFlight] coroutines, each calling `awaitWrite` (`awaitSend`) in
  * turn until [ops] are done. They run in [Dispatchers.Unconfined], as the lab bench's Kotlin layer
  * does: each resumes on the loop thread that completed its operation, so a row counts the suspend
  * API, not a dispatcher's queue and thread hop (runBlocking's own event loop would add both).
  */
 object KotlinOps {
     @JvmStatic
-    fun writeAwait(connection: RdmaConnection, source: RegisteredBuffer, remote: RemoteBuffer, size: Int, ops: Int, inFlight: Int) =
-        window(ops, inFlight) { i -> connection.writeAwait(source, 0, size, remote, (i % 64).toLong() * size) }
+    fun awaitWrite(connection: RdmaConnection, source: RegisteredBuffer, remote: RemoteBuffer, size: Int, ops: Int, inFlight: Int) =
+        window(ops, inFlight) { i -> connection.awaitWrite(source, 0, size, remote, (i % 64).toLong() * size) }
 
     @JvmStatic
-    fun sendAwait(connection: RdmaConnection, source: RegisteredBuffer, size: Int, ops: Int, inFlight: Int) =
-        window(ops, inFlight) { connection.sendAwait(source, 0, size) }
+    fun awaitSend(connection: RdmaConnection, source: RegisteredBuffer, size: Int, ops: Int, inFlight: Int) =
+        window(ops, inFlight) { connection.awaitSend(source, 0, size) }
 
     /** The server's side of `kotlin-send`: `receivesFlow()` releasing every message, until the returned job is cancelled. */
     @JvmStatic

@@ -1,18 +1,18 @@
 package io.jrdma.bench.lab
 
-import io.jrdma.kotlin.acceptAwait
-import io.jrdma.kotlin.bindAwait
-import io.jrdma.kotlin.callAwait
-import io.jrdma.kotlin.connectAwait
-import io.jrdma.kotlin.readAwait
-import io.jrdma.kotlin.receiveAwait
+import io.jrdma.kotlin.awaitAccept
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitCall
+import io.jrdma.kotlin.awaitConnect
+import io.jrdma.kotlin.awaitRead
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitRpcConnect
+import io.jrdma.kotlin.awaitSend
+import io.jrdma.kotlin.awaitWrite
+import io.jrdma.kotlin.awaitWriteWithImmediate
+import io.jrdma.kotlin.coRegister
 import io.jrdma.kotlin.receivesFlow
-import io.jrdma.kotlin.registerSuspend
-import io.jrdma.kotlin.rpcConnectAwait
-import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
-import io.jrdma.kotlin.writeAwait
-import io.jrdma.kotlin.writeWithImmediateAwait
 import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.rpc.DisposableRpcServer
@@ -37,8 +37,8 @@ import kotlinx.coroutines.withTimeout
  * The Kotlin layer: rdma-kotlin's suspend functions at both ends, on the same connection settings
  * as the reactive layer. Bandwidth rows run one coroutine per operation in flight (a window of
  * `depth` coroutines taking the next index as each operation completes); latency rows one
- * coroutine, `sendAwait` then `receiveAwait` (write_lat: `writeWithImmediateAwait`), as the
- * README's echo client does; stream_bw one `sendAwait(Flow)` of all the row's messages. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
+ * coroutine, `awaitSend` then `awaitReceive` (write_lat: `awaitWriteWithImmediate`), as the
+ * README's echo client does; stream_bw one `awaitSend(Flow)` of all the row's messages. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
  * connection's loop thread that completed its operation and posts the next from there, so a row
  * measures the suspend API, not a dispatcher's thread hop.
  */
@@ -46,7 +46,7 @@ internal object KotlinEnds {
     @JvmStatic
     fun connect(row: RowSpec, ready: Map<String, String>, control: ControlChannel): Ends.ClientEnd {
         if (row.test().rpc()) {
-            val rpc = setUp { ReactiveEnds.client(row, ready).rpcConnectAwait() }
+            val rpc = setUp { ReactiveEnds.client(row, ready).awaitRpcConnect() }
             try {
                 control.call("peer", emptyMap(), Ends.SETUP)
             } catch (e: Exception) {
@@ -55,7 +55,7 @@ internal object KotlinEnds {
             }
             return RpcEnd(row, rpc)
         }
-        val conn = setUp { ReactiveEnds.client(row, ready).connectAwait() }
+        val conn = setUp { ReactiveEnds.client(row, ready).awaitConnect() }
         try {
             control.call("peer", emptyMap(), Ends.SETUP)
         } catch (e: Exception) {
@@ -114,16 +114,16 @@ internal object KotlinEnds {
             return timed(ops, deadline, done) {
                 when (row.test()) {
                     BenchTest.WRITE_BW -> window(ops, depth, done) { i ->
-                        conn.writeAwait(local, i % slots * stride, size, remote, i % slots * stride)
+                        conn.awaitWrite(local, i % slots * stride, size, remote, i % slots * stride)
                     }
                     BenchTest.READ_BW -> window(ops, depth, done) { i ->
-                        conn.readAwait(remote, i % slots * stride, size, local, i % slots * stride)
+                        conn.awaitRead(remote, i % slots * stride, size, local, i % slots * stride)
                     }
-                    BenchTest.SEND_BW -> window(ops, depth, done) { i -> conn.sendAwait(local, i % slots * stride, size) }
+                    BenchTest.SEND_BW -> window(ops, depth, done) { i -> conn.awaitSend(local, i % slots * stride, size) }
                     BenchTest.STREAM_BW -> {
                         val messages = ReactiveEnds.messages(row, local, stride)
                         // each element with a reference of its own, for the stream to release
-                        conn.sendAwait(flow {
+                        conn.awaitSend(flow {
                             for (i in 0 until ops) {
                                 val m = messages[i % messages.size]
                                 m.buffer().retain()
@@ -134,21 +134,21 @@ internal object KotlinEnds {
                     }
                     BenchTest.SEND_LAT -> repeat(ops) {
                         val start = System.nanoTime()
-                        conn.sendAwait(local, stride, size)
-                        conn.receiveAwait().use { }
+                        conn.awaitSend(local, stride, size)
+                        conn.awaitReceive().use { }
                         latencies!!.record(System.nanoTime() - start)
                         done.incrementAndGet()
                     }
                     BenchTest.WRITE_LAT -> repeat(ops) { i ->
                         val start = System.nanoTime()
-                        conn.writeWithImmediateAwait(local, stride, size, i, remote, 0)
-                        conn.receiveAwait().use { }
+                        conn.awaitWriteWithImmediate(local, stride, size, i, remote, 0)
+                        conn.awaitReceive().use { }
                         latencies!!.record(System.nanoTime() - start)
                         done.incrementAndGet()
                     }
                     BenchTest.READ_LAT -> repeat(ops) {
                         val start = System.nanoTime()
-                        conn.readAwait(remote, 0, size, local, 0)
+                        conn.awaitRead(remote, 0, size, local, 0)
                         latencies!!.record(System.nanoTime() - start)
                         done.incrementAndGet()
                     }
@@ -171,12 +171,12 @@ internal object KotlinEnds {
                 if (!row.test().rate) {
                     repeat(ops) {
                         val start = System.nanoTime()
-                        rpc.callAwait(ReactiveEnds.ECHO, payload)
+                        rpc.awaitCall(ReactiveEnds.ECHO, payload)
                         latencies!!.record(System.nanoTime() - start)
                         done.incrementAndGet()
                     }
                 } else {
-                    window(ops, row.depth(), done) { rpc.callAwait(ReactiveEnds.ECHO, payload) }
+                    window(ops, row.depth(), done) { rpc.awaitCall(ReactiveEnds.ECHO, payload) }
                 }
             }
         }
@@ -198,30 +198,30 @@ internal object KotlinEnds {
 
         override fun listen(): Map<String, String> {
             if (row.test().rpc()) {
-                val s = setUp { ReactiveEnds.rpcServer(RpcServer.create(ReactiveEnds.server(row)).registerSuspend(ReactiveEnds.ECHO) { it.bytes() }, row).bindAwait() }
+                val s = setUp { ReactiveEnds.rpcServer(RpcServer.create(ReactiveEnds.server(row)).coRegister(ReactiveEnds.ECHO) { it.bytes() }, row).awaitBind() }
                 rpcServer = s
                 return ControlChannel.map("port", s.address().port)
             }
-            val s = setUp { ReactiveEnds.server(row).bindAwait() }
+            val s = setUp { ReactiveEnds.server(row).awaitBind() }
             server = s
             return ControlChannel.map("port", s.address().port)
         }
 
         override fun accept(control: ControlChannel) {
             server?.let { s ->
-                val c = setUp { s.acceptAwait() }
+                val c = setUp { s.awaitAccept() }
                 conn = c
                 when (row.test()) {
                     BenchTest.SEND_BW, BenchTest.STREAM_BW -> scope.launch { c.receivesFlow().collect { it.release() } }
                     BenchTest.SEND_LAT -> scope.launch {
-                        c.receivesFlow().collect { m -> m.use { c.sendAwait(it.buffer(), 0, it.length()) } }
+                        c.receivesFlow().collect { m -> m.use { c.awaitSend(it.buffer(), 0, it.length()) } }
                     }
                     BenchTest.WRITE_LAT -> {
                         val local = c.exposedBuffer()
                         val remote = c.remoteBuffer()
                         val stride = row.regionBytes() / row.slots()
                         scope.launch {
-                            c.receivesFlow().collect { m -> m.use { c.writeWithImmediateAwait(local, stride, row.size(), it.immediate(), remote, 0) } }
+                            c.receivesFlow().collect { m -> m.use { c.awaitWriteWithImmediate(local, stride, row.size(), it.immediate(), remote, 0) } }
                         }
                     }
                     else -> {}

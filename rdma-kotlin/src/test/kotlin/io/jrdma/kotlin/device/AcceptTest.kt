@@ -1,11 +1,11 @@
 package io.jrdma.kotlin.device
 
-import io.jrdma.kotlin.acceptAwait
-import io.jrdma.kotlin.bindAwait
-import io.jrdma.kotlin.connectAwait
+import io.jrdma.kotlin.awaitAccept
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitConnect
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitSend
 import io.jrdma.kotlin.connectionsFlow
-import io.jrdma.kotlin.receiveAwait
-import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.ConnectionException
 import kotlin.time.Duration.Companion.seconds
@@ -22,21 +22,21 @@ import org.junit.jupiter.api.assertThrows
 class AcceptTest {
     @Test
     fun `one server accepts client after client, through accept and connectionsFlow alike`() = runTest(timeout = 90.seconds) {
-        LabPair.server().bindAwait().use { server ->
+        LabPair.server().awaitBind().use { server ->
             for (i in 1..3) {
                 // accept() and connections() take one connection each, whoever asks
                 val accepted = async(start = CoroutineStart.UNDISPATCHED) {
-                    if (i == 2) server.connectionsFlow().first() else server.acceptAwait()
+                    if (i == 2) server.connectionsFlow().first() else server.awaitAccept()
                 }
-                LabPair.client(server).connectAwait().use { client ->
+                LabPair.client(server).awaitConnect().use { client ->
                     accepted.await().use { c ->
-                        client.sendAwait("client $i")
-                        assertEquals("client $i", c.receiveAwait().use { it.text() })
+                        client.awaitSend("client $i")
+                        assertEquals("client $i", c.awaitReceive().use { it.text() })
                     }
                 }
             }
             server.dispose()
-            assertThrows<ConnectionException.Closed> { server.acceptAwait() }
+            assertThrows<ConnectionException.Closed> { server.awaitAccept() }
         }
     }
 }

@@ -3,15 +3,15 @@ package io.jrdma.kotlin.device
 import io.jrdma.ffm.Access
 import io.jrdma.interop.CPeer
 import io.jrdma.interop.CPeerResult
-import io.jrdma.kotlin.acceptAwait
-import io.jrdma.kotlin.bindAwait
-import io.jrdma.kotlin.closeAwait
-import io.jrdma.kotlin.connectAwait
-import io.jrdma.kotlin.disposeAwait
-import io.jrdma.kotlin.readAwait
-import io.jrdma.kotlin.receiveAwait
+import io.jrdma.kotlin.awaitAccept
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitClose
+import io.jrdma.kotlin.awaitConnect
+import io.jrdma.kotlin.awaitDispose
+import io.jrdma.kotlin.awaitRead
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitWrite
 import io.jrdma.kotlin.use
-import io.jrdma.kotlin.writeAwait
 import io.jrdma.reactive.AcceptDecision
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
@@ -49,12 +49,12 @@ class CInteropTest {
         server.use {
             val port = withContext(Dispatchers.IO) { server.awaitListeningPort(wait) }
             val c = RdmaClient.create().host(LabPair.SERVER_IP).port(port).localAddress(LabPair.CLIENT_IP)
-                .rawPrivateData(ByteArray(0)).connectAwait()
+                .rawPrivateData(ByteArray(0)).awaitConnect()
             val remote = RemoteBuffer.fromBigEndian(c.peerPrivateData(), 0)
             val text = "written by a coroutine".toByteArray(Charsets.US_ASCII)
-            c.writeAwait(text, remote, 0)
-            assertArrayEquals(text, c.readAwait(remote, 0, text.size))
-            c.closeAwait()
+            c.awaitWrite(text, remote, 0)
+            assertArrayEquals(text, c.awaitRead(remote, 0, text.size))
+            c.awaitClose()
             val done = withContext(Dispatchers.IO) { server.awaitExit(wait).requireSuccess() }
             done.requireLine("memory holds ${text.size} bytes: written by a coroutine$")
         }
@@ -67,9 +67,9 @@ class CInteropTest {
                 val region = request.exposed().orElseThrow()
                 AcceptDecision.accept(region.toRemote(0, region.capacity()).toBigEndian())
             }
-            .bindAwait()
+            .awaitBind()
         try {
-            val accepted = async { server.acceptAwait() }
+            val accepted = async { server.awaitAccept() }
             val client = withContext(Dispatchers.IO) {
                 CPeer.compile("cm_imm_client").run(
                     wait, "-t", peerTimeout, "-b", LabPair.CLIENT_IP, LabPair.SERVER_IP,
@@ -81,14 +81,14 @@ class CInteropTest {
             // the client wrote and disconnected: each notification, and the memory it points into, waits for us
             var offset = 0L
             for ((k, text) in listOf(1 to "alpha", 2 to "beta")) {
-                c.receiveAwait().use { m ->
+                c.awaitReceive().use { m ->
                     assertEquals(k, m.immediate(), "the immediate in host order")
                     assertEquals(text, c.exposedBuffer().string(offset, m.length()))
                     offset += m.length()
                 }
             }
         } finally {
-            server.disposeAwait()
+            server.awaitDispose()
         }
     }
 }

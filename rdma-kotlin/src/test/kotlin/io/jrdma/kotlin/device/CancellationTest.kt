@@ -1,11 +1,11 @@
 package io.jrdma.kotlin.device
 
-import io.jrdma.kotlin.acquireAwait
+import io.jrdma.kotlin.awaitAcquire
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitSend
+import io.jrdma.kotlin.awaitWrite
 import io.jrdma.kotlin.completionsFlow
-import io.jrdma.kotlin.receiveAwait
-import io.jrdma.kotlin.sendAwait
 import io.jrdma.kotlin.use
-import io.jrdma.kotlin.writeAwait
 import io.jrdma.reactive.WorkCompletion
 import java.util.concurrent.atomic.AtomicInteger
 import kotlin.time.Duration.Companion.seconds
@@ -49,18 +49,18 @@ class CancellationTest {
                     gate.await()
                 }
             }
-            c.sendAwait("first")                 // its completion is the one the collector holds
-            p.accepted.receiveAwait().use { assertEquals("first", it.text()) }
+            c.awaitSend("first")                 // its completion is the one the collector holds
+            p.accepted.awaitReceive().use { assertEquals("first", it.text()) }
             holding.await()
 
-            val zeroCopy = pool.acquireAwait()
+            val zeroCopy = pool.awaitAcquire()
             zeroCopy.put(0, ByteArray(4096) { 7 })
             assertEquals(1, zeroCopy.refCount())
-            val write = launch { c.writeAwait(zeroCopy, 0, 4096) }
-            val copied = launch { c.writeAwait(ByteArray(4096) { 9 }, targetOffset = 4096) }
+            val write = launch { c.awaitWrite(zeroCopy, 0, 4096) }
+            val copied = launch { c.awaitWrite(ByteArray(4096) { 9 }, targetOffset = 4096) }
             eventually("both writes posted") { c.availableSendCredits() == 0 }
             // a third write finds no credit: it waits in the queue, not on the NIC
-            val neverPosted = launch { c.writeAwait(ByteArray(16), targetOffset = 8192) }
+            val neverPosted = launch { c.awaitWrite(ByteArray(16), targetOffset = 8192) }
             eventually("third write waiting for a credit") { c.postsWaitingForCredit() == 1 }
 
             write.cancelAndJoin()
@@ -90,10 +90,10 @@ class CancellationTest {
     @Test
     fun `a cancelled receive leaves the message for the next receiver`() = runTest(timeout = 60.seconds) {
         withLabPair { p ->
-            val waiting = launch(start = CoroutineStart.UNDISPATCHED) { p.accepted.receiveAwait().release() }
+            val waiting = launch(start = CoroutineStart.UNDISPATCHED) { p.accepted.awaitReceive().release() }
             waiting.cancelAndJoin()
-            p.client.sendAwait("after cancel")
-            assertEquals("after cancel", p.accepted.receiveAwait().use { it.text() })
+            p.client.awaitSend("after cancel")
+            assertEquals("after cancel", p.accepted.awaitReceive().use { it.text() })
         }
     }
 

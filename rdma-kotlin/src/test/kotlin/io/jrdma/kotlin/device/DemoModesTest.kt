@@ -1,17 +1,17 @@
 package io.jrdma.kotlin.device
 
-import io.jrdma.kotlin.acquireAwait
-import io.jrdma.kotlin.compareAndSwapAwait
+import io.jrdma.kotlin.awaitAcquire
+import io.jrdma.kotlin.awaitCompareAndSwap
+import io.jrdma.kotlin.awaitFetchAndAdd
+import io.jrdma.kotlin.awaitRead
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitSend
+import io.jrdma.kotlin.awaitSendWithImmediate
+import io.jrdma.kotlin.awaitWrite
+import io.jrdma.kotlin.awaitWriteWithImmediate
 import io.jrdma.kotlin.completionsFlow
-import io.jrdma.kotlin.fetchAndAddAwait
-import io.jrdma.kotlin.readAwait
-import io.jrdma.kotlin.receiveAwait
 import io.jrdma.kotlin.receivesFlow
-import io.jrdma.kotlin.sendAwait
-import io.jrdma.kotlin.sendWithImmediateAwait
 import io.jrdma.kotlin.use
-import io.jrdma.kotlin.writeAwait
-import io.jrdma.kotlin.writeWithImmediateAwait
 import io.jrdma.ffm.WcOpcode
 import io.jrdma.reactive.RemoteRangeException
 import io.jrdma.reactive.memory.ScatterGatherElement
@@ -49,12 +49,12 @@ class DemoModesTest {
         withLabPair(transport) { p ->
             val server = launch {
                 p.accepted.receivesFlow().take(2).collect { m ->
-                    m.use { p.accepted.sendAwait("ack ${it.text()}") }
+                    m.use { p.accepted.awaitSend("ack ${it.text()}") }
                 }
             }
             for (line in listOf("hello", "second line")) {
-                p.client.sendAwait(line)
-                assertEquals("ack $line", p.client.receiveAwait().use { it.text() })
+                p.client.awaitSend(line)
+                assertEquals("ack $line", p.client.awaitReceive().use { it.text() })
             }
             server.join()
         }
@@ -64,8 +64,8 @@ class DemoModesTest {
     fun `write mode - the immediate tells the server how many bytes landed in its memory`() = runTest(timeout = timeout) {
         withLabPair { p ->
             val line = "written straight into server memory".toByteArray()
-            p.client.writeWithImmediateAwait(line, immediate = line.size)
-            p.accepted.receiveAwait().use { m ->
+            p.client.awaitWriteWithImmediate(line, immediate = line.size)
+            p.accepted.awaitReceive().use { m ->
                 assertTrue(m.hasImmediate())
                 assertEquals(line.size, m.immediate())
                 assertEquals(String(line), p.accepted.exposedBuffer().string(0, m.immediate()))
@@ -79,11 +79,11 @@ class DemoModesTest {
             // UNDISPATCHED: subscribed before the write, or the completion could pass unseen
             val seen = async(start = CoroutineStart.UNDISPATCHED) { p.accepted.completionsFlow().take(1).toList().single() }
             val data = "imm".toByteArray()
-            p.client.writeWithImmediateAwait(data, immediate = 0x0BADCAFE, targetOffset = 128)
+            p.client.awaitWriteWithImmediate(data, immediate = 0x0BADCAFE, targetOffset = 128)
             val wc = seen.await()
             assertEquals(WcOpcode.RECV_RDMA_WITH_IMM, wc.opcode())
             assertEquals(0x0BADCAFE, wc.immediate())
-            p.accepted.receiveAwait().use { m ->
+            p.accepted.awaitReceive().use { m ->
                 assertEquals(0x0BADCAFE, m.immediate())
                 assertEquals(data.size, m.length(), "byte_len of the RECV_RDMA_WITH_IMM completion")
                 assertEquals("imm", p.accepted.exposedBuffer().string(128, m.length()))
@@ -98,10 +98,10 @@ class DemoModesTest {
                 val text = "The quick brown fox jumps over the lazy dog".toByteArray()
                 p.accepted.exposedBuffer().put(0, text)
                 val remote = p.client.remoteBuffer().slice(0, text.size.toLong())
-                assertEquals("quick", String(p.client.readAwait(remote, 4, 5)))
-                assertThrows<RemoteRangeException> { p.client.readAwait(remote, 40, 10) }
+                assertEquals("quick", String(p.client.awaitRead(remote, 4, 5)))
+                assertThrows<RemoteRangeException> { p.client.awaitRead(remote, 40, 10) }
                 // the refusal posted nothing, so the connection is still usable
-                assertEquals("dog", String(p.client.readAwait(remote, 40, 3)))
+                assertEquals("dog", String(p.client.awaitRead(remote, 40, 3)))
             }
         }
 
@@ -110,11 +110,11 @@ class DemoModesTest {
         withLabPair { p ->
             val pool = p.client.buffers()
             val expected = "verify me".toByteArray()
-            pool.acquireAwait().use { written ->
-                pool.acquireAwait().use { readBack ->
+            pool.awaitAcquire().use { written ->
+                pool.awaitAcquire().use { readBack ->
                     written.put(0, expected)
-                    p.client.writeAwait(written, 0, expected.size, targetOffset = 64)
-                    p.client.readAwait(p.client.remoteBuffer(), 64, expected.size, readBack)
+                    p.client.awaitWrite(written, 0, expected.size, targetOffset = 64)
+                    p.client.awaitRead(p.client.remoteBuffer(), 64, expected.size, readBack)
                     assertArrayEquals(expected, readBack.bytes(0, expected.size))
                 }
             }
@@ -126,25 +126,25 @@ class DemoModesTest {
     fun `scatter-gather - a header and a body go out as one message, with or without an immediate, and read back into two buffers`() = runTest(timeout = timeout) {
         withLabPair { p ->
             val pool = p.client.buffers()
-            pool.acquireAwait().use { header ->
-                pool.acquireAwait().use { body ->
+            pool.awaitAcquire().use { header ->
+                pool.awaitAcquire().use { body ->
                     header.put(0, "HDR:".toByteArray())
                     body.put(0, "payload".toByteArray())
                     val gather = listOf(ScatterGatherElement.of(header, 0, 4), ScatterGatherElement.of(body, 0, 7))
-                    p.client.sendAwait(gather)
-                    p.accepted.receiveAwait().use { assertEquals("HDR:payload", it.text()) }
-                    p.client.writeAwait(gather, targetOffset = 512)
-                    p.client.readAwait(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)
+                    p.client.awaitSend(gather)
+                    p.accepted.awaitReceive().use { assertEquals("HDR:payload", it.text()) }
+                    p.client.awaitWrite(gather, targetOffset = 512)
+                    p.client.awaitRead(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)
                     assertEquals("HDR:", body.string(100, 4))
                     assertEquals("payload", header.string(100, 7))
                     // and with an immediate: one receive completion carries it
-                    p.client.sendWithImmediateAwait(gather, immediate = 7)
-                    p.accepted.receiveAwait().use {
+                    p.client.awaitSendWithImmediate(gather, immediate = 7)
+                    p.accepted.awaitReceive().use {
                         assertEquals("HDR:payload", it.text())
                         assertEquals(7, it.immediate())
                     }
-                    p.client.writeWithImmediateAwait(gather, immediate = 11, targetOffset = 1024)
-                    p.accepted.receiveAwait().use { assertEquals(11, it.immediate()) }
+                    p.client.awaitWriteWithImmediate(gather, immediate = 11, targetOffset = 1024)
+                    p.accepted.awaitReceive().use { assertEquals(11, it.immediate()) }
                     assertEquals("HDR:payload", p.accepted.exposedBuffer().string(1024, 11))
                 }
             }
@@ -154,9 +154,9 @@ class DemoModesTest {
     @Test
     fun `atomics - fetch-and-add and compare-and-swap return the previous word`() = runTest(timeout = timeout) {
         withLabPair { p ->
-            assertEquals(0L, p.client.fetchAndAddAwait(offset = 256, add = 5))
-            assertEquals(5L, p.client.compareAndSwapAwait(offset = 256, expected = 5, swap = 42))
-            assertEquals(42L, p.client.fetchAndAddAwait(offset = 256, add = 0))
+            assertEquals(0L, p.client.awaitFetchAndAdd(offset = 256, add = 5))
+            assertEquals(5L, p.client.awaitCompareAndSwap(offset = 256, expected = 5, swap = 42))
+            assertEquals(42L, p.client.awaitFetchAndAdd(offset = 256, add = 0))
         }
     }
 
@@ -164,10 +164,10 @@ class DemoModesTest {
     fun `echo - a flow of received messages answered message by message`() = runTest(timeout = timeout) {
         withLabPair { p ->
             val echo = launch {
-                p.accepted.receivesFlow().collect { m -> m.use { p.accepted.sendAwait(it.bytes()) } }
+                p.accepted.receivesFlow().collect { m -> m.use { p.accepted.awaitSend(it.bytes()) } }
             }
             val replies = async { p.client.receivesFlow().take(3).map { m -> m.use { it.text() } }.toList() }
-            listOf("one", "two", "three").forEach { p.client.sendAwait(it) }
+            listOf("one", "two", "three").forEach { p.client.awaitSend(it) }
             assertEquals(listOf("one", "two", "three"), replies.await())
             echo.cancel()
         }

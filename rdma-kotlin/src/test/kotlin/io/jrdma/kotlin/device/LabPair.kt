@@ -1,10 +1,10 @@
 package io.jrdma.kotlin.device
 
 import io.jrdma.ffm.Access
-import io.jrdma.kotlin.acceptAwait
-import io.jrdma.kotlin.bindAwait
-import io.jrdma.kotlin.closeAwait
-import io.jrdma.kotlin.connectAwait
+import io.jrdma.kotlin.awaitAccept
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitClose
+import io.jrdma.kotlin.awaitConnect
 import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
@@ -35,16 +35,16 @@ class LabPair(val server: DisposableRdmaServer, val client: RdmaConnection, val 
             transport: Transport = Transport.RDMA_CM,
             configure: (RdmaClient) -> RdmaClient = { it },
         ): LabPair = coroutineScope {
-            val server = server().transport(transport).bindAwait()
-            val accepted = async { server.acceptAwait() }
-            val client = configure(client(server)).transport(transport).connectAwait()
+            val server = server().transport(transport).awaitBind()
+            val accepted = async { server.awaitAccept() }
+            val client = configure(client(server)).transport(transport).awaitConnect()
             LabPair(server, client, accepted.await())
         }
     }
 
     suspend fun close() = withContext(NonCancellable + Dispatchers.IO) {
-        client.closeAwait()
-        accepted.closeAwait()
+        client.awaitClose()
+        accepted.awaitClose()
         server.dispose()
     }
 }

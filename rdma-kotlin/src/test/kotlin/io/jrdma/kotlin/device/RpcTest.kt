@@ -1,11 +1,11 @@
 package io.jrdma.kotlin.device
 
 import io.jrdma.ffm.Access
-import io.jrdma.kotlin.bindAwait
-import io.jrdma.kotlin.callAwait
-import io.jrdma.kotlin.registerSuspend
+import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitCall
+import io.jrdma.kotlin.awaitRpcConnect
+import io.jrdma.kotlin.coRegister
 import io.jrdma.kotlin.rpc
-import io.jrdma.kotlin.rpcConnectAwait
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaServer
@@ -27,18 +27,18 @@ class RpcTest {
     fun `a suspend function registered on the server is called remotely and unknown names are refused`() =
         runTest(timeout = 60.seconds) {
             val server = RdmaServer.create().host(System.getenv("RXE_IP_B") ?: "10.77.0.2").port(0).rpc()
-                .registerSuspend("greet") { request -> "hello, ${request.text()}".toByteArray() }
-                .registerSuspend("upper") { request -> request.text().uppercase().toByteArray() }
+                .coRegister("greet") { request -> "hello, ${request.text()}".toByteArray() }
+                .coRegister("upper") { request -> request.text().uppercase().toByteArray() }
                 .register("sum", Codec.longArray(), Codec.int64()) { values: LongArray -> Mono.just(values.sum()) }
-                .bindAwait().use { server ->
+                .awaitBind().use { server ->
                     val client = RdmaClient.create().host(server.address().address.hostAddress).port(server.address().port)
                         .localAddress(System.getenv("RXE_IP_A") ?: "10.77.0.1")
                         .exposeBuffer(1L shl 20, Access.REMOTE_READ, Access.REMOTE_WRITE)
-                        .rpcConnectAwait().use { client ->
-                            assertEquals("hello, kotlin", client.callAwait("greet", "kotlin"))
-                            assertEquals("UPPER", client.callAwait("upper", "upper"))
-                            assertEquals(6L, client.callAwait("sum", longArrayOf(1, 2, 3), Codec.longArray(), Codec.int64()))
-                            assertThrows<RpcException.UnknownFunction> { client.callAwait("no-such-function", "x") }
+                        .awaitRpcConnect().use { client ->
+                            assertEquals("hello, kotlin", client.awaitCall("greet", "kotlin"))
+                            assertEquals("UPPER", client.awaitCall("upper", "upper"))
+                            assertEquals(6L, client.awaitCall("sum", longArrayOf(1, 2, 3), Codec.longArray(), Codec.int64()))
+                            assertThrows<RpcException.UnknownFunction> { client.awaitCall("no-such-function", "x") }
                             client
                         }
                     assertTrue(client.isClosed, "use { } closed the client")

@@ -1,7 +1,7 @@
 package io.jrdma.kotlin.device
 
-import io.jrdma.kotlin.receiveAwait
-import io.jrdma.kotlin.sendByteArrayAwait
+import io.jrdma.kotlin.awaitReceive
+import io.jrdma.kotlin.awaitSendByteArray
 import io.jrdma.kotlin.use
 import java.nio.ByteBuffer
 import java.util.concurrent.atomic.AtomicInteger
@@ -27,7 +27,7 @@ class StreamTest {
                 val window = p.accepted.config().receiveQueueDepth()
                 val emitted = AtomicInteger()
                 val producer = async {
-                    p.client.sendByteArrayAwait(flow {
+                    p.client.awaitSendByteArray(flow {
                         for (i in 0 until 200) {
                             emit(ByteBuffer.allocate(8).putInt(i).putInt(i * 3).array())
                             emitted.incrementAndGet()
@@ -37,7 +37,7 @@ class StreamTest {
                 delay(1_000)  // nobody receives yet: the producer got as far as the peer's receives allow, and no further
                 assertTrue(emitted.get() <= window + 1, "emitted ${emitted.get()} with a window of $window")
                 for (i in 0 until 200) {
-                    p.accepted.receiveAwait().use { m ->
+                    p.accepted.awaitReceive().use { m ->
                         val b = ByteBuffer.wrap(m.bytes())
                         assertEquals(i, b.getInt(), "in order")
                         assertEquals(i * 3, b.getInt())
@@ -60,9 +60,9 @@ class StreamTest {
                     while (b.hasRemaining()) b.put((i * 31 + b.position()).toByte())
                     return b.array()
                 }
-                val producer = async { p.client.sendByteArrayAwait(flow { for (i in sizes.indices) emit(message(i)) }) }
+                val producer = async { p.client.awaitSendByteArray(flow { for (i in sizes.indices) emit(message(i)) }) }
                 for (i in sizes.indices) {
-                    p.accepted.receiveAwait().use { m ->
+                    p.accepted.awaitReceive().use { m ->
                         assertEquals(sizes[i], m.length(), "message $i as one message")
                         assertTrue(message(i).contentEquals(m.bytes()), "message $i whole, in order")
                     }

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
 import reactor.core.publisher.Flux;
 
-/** The README's reactive examples, verbatim: if one stops compiling or working, this fails. */
+/** The reactive examples of the README and docs/, verbatim (ReadmeSnippetTest holds them to it): if one stops compiling or working, this fails. */
 @Tag("device")
 @Timeout(value = 60, threadMode = ThreadMode.SEPARATE_THREAD)
 class ReadmeExampleTest {
@@ -43,7 +43,7 @@ class ReadmeExampleTest {
         server.dispose();
     }
 
-    /** The README's C-peer example is the part between the README markers. */
+    /** docs/c-interop.md's C-peer example is the part between the README markers. */
     @Test
     void theReadmeCPeerExampleWritesAndReadsBackACServersMemory() {
         try (CPeerProcess cServer = CPeer.compile("cm_rw_server").start("-t", "20", "10.77.0.2", "7472")) {
@@ -65,7 +65,7 @@ class ReadmeExampleTest {
         }
     }
 
-    /** The README's handle() example is the part between the README markers. */
+    /** docs/reactive.md's handle() example is the part between the README markers. */
     @Test
     void theReadmeHandleExampleEchoesWhatTheClientSends() {
         // README: handle
@@ -88,7 +88,7 @@ class ReadmeExampleTest {
         // README end
     }
 
-    /** The README's stream example is the part between the README markers. */
+    /** docs/reactive.md's stream example is the part between the README markers. */
     @Test
     void theReadmeStreamExampleEchoesAStreamWithDemandAcrossTheWire() {
         // README: stream

@@ -83,7 +83,8 @@ public class SendQueueBench {
     @Setup(Level.Trial)
     public void setUp() {
         buffer = pool.tryAcquire();
-        queue = new SendQueue(DEPTH, 4, (op, slot) -> lastSlot = slot, timer, System::nanoTime, Duration.ofSeconds(30), "bench");
+        queue = new SendQueue(DEPTH, 4, (op, slot) -> lastSlot = slot, timer, System::nanoTime,
+                Duration.ofSeconds(30), "bench", () -> false, null, () -> true);
     }
 
     @TearDown(Level.Trial)

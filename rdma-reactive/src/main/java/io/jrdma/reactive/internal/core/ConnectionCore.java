@@ -332,12 +332,12 @@ public final class ConnectionCore implements Loop.Member {
      * An operation over {@code length} bytes at {@code offset} of {@code buffer}: queued for a send
      * credit when subscribed, after the checks the NIC would otherwise make.
      */
-    public SendQueue.Op operation(SendOpcode opcode, RegisteredBuffer buffer, long offset, int length) {
+    public Op operation(SendOpcode opcode, RegisteredBuffer buffer, long offset, int length) {
         return sendQueue.operation(opcode, buffer, offset, length);
     }
 
     /** An operation over a gather/scatter list, read when subscribed. */
-    public SendQueue.Op operation(SendOpcode opcode, List<ScatterGatherElement> sges) {
+    public Op operation(SendOpcode opcode, List<ScatterGatherElement> sges) {
         return sendQueue.operation(opcode, sges);
     }
 

@@ -21,7 +21,7 @@ import reactor.core.publisher.Operators;
  * <li>an element is requested from upstream only with a permit for it: a send slot (at most
  *     {@link Outlet#maxInFlight()} messages of the stream are requested or posted and not
  *     completed) and, where the peer grants receiver credits, one of its credits, taken before the
- *     request ({@link Credits#tryTake()}) and carried by the message ({@link SendQueue.Op#prepaid()});
+ *     request ({@link Credits#tryTake()}) and carried by the message ({@link Op#prepaid()});
  *     so a consumer that stops releasing stops the producer on the other host, and no message
  *     waits in the send queue for a credit (where its operation timeout would run);</li>
  * <li>without a credit the stream waits for the next grant ({@link Outlet#awaitCredit}), without a
@@ -53,7 +53,7 @@ public final class MessageStream extends Mono<Void> {
         void awaitCredit(Runnable wake);
 
         /** The SEND of {@code message}, not subscribed yet. */
-        SendQueue.Op operation(ScatterGatherElement message);
+        Op operation(ScatterGatherElement message);
 
         /** The largest message sent as one SEND; larger ones go by {@link #rendezvous}. MAX_VALUE: every one. */
         default int eagerLimit() {
@@ -90,7 +90,7 @@ public final class MessageStream extends Mono<Void> {
         }
 
         @Override
-        public SendQueue.Op operation(ScatterGatherElement m) {
+        public Op operation(ScatterGatherElement m) {
             return queue.operation(io.jrdma.ffm.SendOpcode.SEND, m.buffer(), m.offset(), m.length());
         }
 
@@ -239,7 +239,7 @@ public final class MessageStream extends Mono<Void> {
         }
 
         private void post(ScatterGatherElement message) {
-            SendQueue.Op op = outlet.operation(message);
+            Op op = outlet.operation(message);
             if (credits != null) op.prepaid();
             op.subscribe(operations);
             message.buffer().release();  // the operation holds its own reference from its subscription to its completion

@@ -278,7 +278,7 @@ final class Rendezvous {
             }
             writeDescriptor(d.segment(), src.address() + at, src.rkey(), (int) length);
             if (Trace.on) Trace.add("qp " + connection.qpNumber() + " descriptor out slot " + slot + " len " + length);
-            SendQueue.Op op = queue.operation(SendOpcode.SEND_WITH_IMM, d, 0, DESCRIPTOR_BYTES).immediate(RESERVED | slot).prepaid().rendezvous();
+            Op op = queue.operation(SendOpcode.SEND_WITH_IMM, d, 0, DESCRIPTOR_BYTES).immediate(RESERVED | slot).prepaid().rendezvous();
             op.subscribe(this);
             d.release();  // the operation holds its own reference until its completion
         }

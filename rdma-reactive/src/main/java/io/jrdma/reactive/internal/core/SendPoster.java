@@ -126,7 +126,7 @@ final class SendPoster implements SendQueue.Poster {
     }
 
     @Override
-    public void post(SendQueue.Op op, int slot) {
+    public void post(Op op, int slot) {
         encode(chain[0], op, slot);
         if (Trace.on) Trace.add("qp " + qp.qpNumber() + " post slot " + slot + " " + op.opcode + " len " + op.length + (op.hasImmediate ? String.format(" imm %08x", op.immediate) : ""));
         qp.postSend(chain[0]);
@@ -144,7 +144,7 @@ final class SendPoster implements SendQueue.Poster {
     }
 
     @Override
-    public void chain(SendQueue.Op op, int slot, int index) {
+    public void chain(Op op, int slot, int index) {
         encode(chain[index], op, slot);
         if (index > 0) chain[index - 1].next(chain[index]);
         chainSlots[index] = slot;
@@ -182,7 +182,7 @@ final class SendPoster implements SendQueue.Poster {
      * own SGE array from its allocation on. A reset is a 128-byte fill through FFM on every post:
      * 0.2 us under the lab's emulation, on each side of a ping-pong's critical path.
      */
-    private void encode(SendWorkRequest wr, SendQueue.Op op, int slot) {
+    private void encode(SendWorkRequest wr, Op op, int slot) {
         wr.wrId(tag | slot).opcode(op.opcode).next(null);
         if (op.sges == null) {
             RegisteredBuffer b = op.buffer;

@@ -2,38 +2,27 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
-import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.RegisteredBuffer;
-import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
-import org.reactivestreams.Subscription;
-import reactor.core.CoreSubscriber;
-import reactor.core.publisher.Mono;
-import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
 
 /**
  * The scheduling half of a send queue: credits (free slots of the QP's send queue), the posts
- * waiting for one, the table of work requests in flight, and operation timeouts. It holds no
- * verbs: a {@link Poster} turns an operation into {@code ibv_post_send}, and the poller reports
- * completions by slot. That split keeps the rules provable without a device:
+ * waiting for one, the table of work requests in flight, and operation timeouts ({@link Timeouts}).
+ * It holds no verbs: a {@link Poster} turns an operation into {@code ibv_post_send}, and the poller
+ * reports completions by slot. That split keeps the rules provable without a device:
  * <ul>
  * <li>at most {@code depth} operations are posted; the rest wait in FIFO order, without a thread;</li>
  * <li>an operation's buffers are retained from subscription until its completion is reported (or,
@@ -79,12 +68,8 @@ import reactor.core.scheduler.Scheduler;
  * <li>a failed completion taken once the queue is closing has the closure's reason as its cause:
  *     that reason explains a flush, and a remote error from a peer that is going away; the
  *     connection may give the error instead (one it held until it could say why).</li>
- * <li>an operation ({@link Op}) is its own {@code Mono}, its first subscriber's {@code Subscription}
- *     and its own entry in the waiting queue and the in-flight table, so a post allocates nothing
- *     but the {@code Mono} the caller holds and its {@link WorkCompletion}. Nothing is recycled: a
- *     late {@code request} or {@code cancel} through a {@code Subscription} whose {@code Mono}
- *     already terminated reaches only that terminated operation, never a later one. A second
- *     subscription to the same {@code Mono} posts a copy of its own.</li>
+ * <li>an operation is an {@link Op}: its own {@code Mono}, its first subscriber's {@code Subscription}
+ *     and its own entry in the waiting queue and the in-flight table (its rules are in its Javadoc).</li>
  * </ul>
  */
 public final class SendQueue {
@@ -134,31 +119,24 @@ public final class SendQueue {
         }
     }
 
-    private final Poster poster;
-    private final String connection;
-    /** Deadlines are read from this clock (nanoseconds): the timer's own clock costs a unit conversion per operation. */
-    private final LongSupplier clock;
-    private final Duration timeout;
-    private final long timeoutNanos;
-    private final int maxScatterGather;
+    final Poster poster;
+    final int maxScatterGather;
     // written by the posting thread, read by the poller: the NIC in between is no Java happens-before edge
-    private final AtomicReferenceArray<Op> inFlight;
+    final AtomicReferenceArray<Op> inFlight;
     /** Guards the free slots and the waiting queue (linked through {@link Op#next}): one lock per post. */
-    private final Object lock = new Object();
+    final Object lock = new Object();
     private final int[] freeSlots;
     private int freeTop;
     /** Volatile for the drainer's look without the lock (an operation queued after that look drains itself). */
-    private volatile @Nullable Op head;
+    volatile @Nullable Op head;
     private @Nullable Op tail;
     private int waitingCount;
     private final AtomicInteger drainWip = new AtomicInteger();
     /** A drainer is between its look at {@code closed} and the end of its post. */
     private volatile boolean posting;
-    private volatile boolean purge;
-    /** One timer for the whole queue, armed only while operations are outstanding, at the earliest deadline. */
-    private final AtomicBoolean sweepArmed = new AtomicBoolean();
-    /** The armed sweeps, cancelled at destroy: until its deadline each keeps the queue, and the connection, reachable. */
-    private final Sweeps sweeps;
+    volatile boolean purge;
+    /** Deadlines and the sweep that enforces them. */
+    private final Timeouts timeouts;
     private volatile @Nullable Supplier<? extends Throwable> closed;
     private volatile @Nullable Throwable closeCause;
     /** Asked by a drainer before it drains: true if the drain is taken over by a later call (the loop, after its poll batch). */
@@ -173,38 +151,21 @@ public final class SendQueue {
     private final long chainBytes;
     private final RuntimeException[] chainFailure = new RuntimeException[1];
     /** The peer's receiver credits, once the connection knows it speaks them; null: messages need none. */
-    private volatile @Nullable Credits credits;
-    private volatile boolean rendezvousImmediates;
-
-    /** A queue whose deadlines come from {@code timer}'s own clock (virtual time in tests). */
-    SendQueue(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
-        this(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection, () -> false);
-    }
+    volatile @Nullable Credits credits;
+    /** The peer takes large messages: SEND_WITH_IMM immediates with bits 31 and 30 set are jrdma's (rendezvous). */
+    volatile boolean rendezvousImmediates;
 
     /**
-     * @param clock nanoseconds on a clock that runs at the rate of {@code timer}'s delays (System::nanoTime
-     *              with a real scheduler)
-     */
-    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
-              String connection) {
-        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, () -> false);
-    }
-
-    /**
+     * @param clock      nanoseconds on a clock that runs at the rate of {@code timer}'s delays
+     *                   (System::nanoTime with a real scheduler)
      * @param deferDrain asked by each drainer first: true when a later {@link #drain()} is certain
      *                   (the loop defers a drain started while it dispatches a poll batch to the
      *                   batch's end, so the posts the batch's completions and signals freed go
      *                   out as one chain)
-     */
-    SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
-              String connection, BooleanSupplier deferDrain) {
-        this(depth, maxScatterGather, poster, timer, clock, timeout, connection, deferDrain, null, () -> true);
-    }
-
-    /**
-     * @param home   the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
-     *               hands a drain asked for meanwhile to it ({@code execute}), which must run it
-     * @param atHome whether the calling thread is the loop's
+     * @param home       the loop: a drainer that is not on it ({@code atHome} false) posts one pass and
+     *                   hands a drain asked for meanwhile to it ({@code execute}), which must run it;
+     *                   null: no hand-off
+     * @param atHome     whether the calling thread is the loop's
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
               String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome) {
@@ -216,16 +177,21 @@ public final class SendQueue {
         this.chainSlots = new int[chain];
         this.chainBytes = poster.maxChainBytes();
         this.poster = poster;
-        this.sweeps = new Sweeps(timer, this::sweep);
-        this.clock = clock;
-        this.timeout = timeout;
-        this.timeoutNanos = timeout.toNanos();
+        this.timeouts = new Timeouts(this, timer, clock, timeout, connection);
         this.maxScatterGather = maxScatterGather;
-        this.connection = connection;
         this.inFlight = new AtomicReferenceArray<>(depth);
         this.freeSlots = new int[depth];
         for (int i = 0; i < depth; i++) freeSlots[i] = depth - 1 - i;
         this.freeTop = depth;
+    }
+
+    /**
+     * For tests: a queue whose deadlines come from {@code timer}'s own clock (virtual time), with no
+     * limit on scatter-gather elements, no deferred drains and no loop to hand drains to.
+     */
+    static SendQueue forTest(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
+        return new SendQueue(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection,
+                () -> false, null, () -> true);
     }
 
     /** An operation over {@code length} bytes at {@code offset} of {@code buffer}; posted when subscribed. */
@@ -239,7 +205,7 @@ public final class SendQueue {
     }
 
     /** The subscriber of {@code op} is set and has had its onSubscribe: queue it for a credit. */
-    private void submit(Op op) {
+    void submit(Op op) {
         Supplier<? extends Throwable> c = closed;
         if (c != null) {
             returnPrepaid(op);
@@ -253,7 +219,7 @@ public final class SendQueue {
             op.fail(e);
             return;
         }
-        op.deadline = clock.getAsLong() + timeoutNanos;
+        op.deadline = timeouts.deadline();
         op.phase = Op.WAITING;
         boolean deferred = false;
         if (head == null && drainWip.get() == 0) {  // nothing waits, nobody drains: the common case
@@ -264,7 +230,7 @@ public final class SendQueue {
             }
         }
         enqueue(op);
-        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        timeouts.ensureArmed(op.deadline);
         if (op.isTerminated()) abandon(op);  // its subscriber cancelled while it was being queued
         if (!deferred) drain();  // a deferred one is drained at the batch's end
     }
@@ -310,7 +276,7 @@ public final class SendQueue {
                 link(op);
             }
         }
-        if (!sweepArmed.get() && sweepArmed.compareAndSet(false, true)) armSweep(op.deadline);
+        timeouts.ensureArmed(op.deadline);
         if (slot < 0) {
             posting = false;
             if (op.isTerminated()) abandon(op);  // counted in drainWip: drained below
@@ -325,73 +291,11 @@ public final class SendQueue {
         else drainPasses(missed);
     }
 
-    private void armSweep(long deadline) {
-        // none armed: the timer is shut down, or the connection destroyed; operations still end with their completions or the close
-        if (!sweeps.arm(Math.max(0, deadline - clock.getAsLong()))) sweepArmed.set(false);
-    }
-
-    /**
-     * Times out every operation past its deadline, then re-arms for the earliest deadline left.
-     * Every outstanding operation is in the waiting queue or the in-flight table (the drainer
-     * moves it from one to the other under the lock this scan of the queue holds), and the flag is
-     * cleared before looking, so an operation submitted meanwhile either is seen here or arms the
-     * timer itself. A per-operation timer would cost a scheduler insert and cancel on every post.
-     */
-    private void sweep() {
-        sweepArmed.set(false);
-        long now = clock.getAsLong();
-        long next = Long.MAX_VALUE;
-        List<Op> expired = null;  // signalled outside the lock: subscribers run in the signal
-        synchronized (lock) {
-            for (Op op = head; op != null; op = op.next) {
-                if (op.isTerminated() || op.isAbandoned()) continue;
-                if (op.deadline - now <= 0) {
-                    if (expired == null) expired = new ArrayList<>();
-                    expired.add(op);
-                } else {
-                    next = op.deadline;  // FIFO with one timeout: the rest are later still
-                    break;
-                }
-            }
-        }
-        if (expired != null) expired.forEach(this::timedOut);
-        for (int slot = 0; slot < inFlight.length(); slot++) {
-            Op op = inFlight.get(slot);
-            if (op == null || op.isTerminated()) continue;
-            if (op.deadline - now <= 0) timedOut(op);
-            else next = Math.min(next, op.deadline);
-        }
-        if (next != Long.MAX_VALUE) {
-            // armed for the earliest deadline left even if a post during this sweep armed the timer
-            // first (a retry from a timeout's signal, say): that post's deadline is a whole timeout
-            // away, and the operations seen here would have timed out that much late. The timer
-            // the post armed runs too, and finds what is due then.
-            sweepArmed.set(true);
-            armSweep(next);
-        }
-    }
-
     /** The subscriber is gone: if the operation still waits, it leaves the queue now, not when a credit reaches it. */
-    private void abandon(Op op) {
+    void abandon(Op op) {
         if (op.abandonWaiting()) {
             op.release();  // never posted, and now never will be: the NIC never had these buffers
             returnPrepaid(op);
-            purge = true;
-            drain();
-        }
-    }
-
-    private void timedOut(Op op) {
-        if (op.isTerminated()) return;
-        boolean wasWaiting = op.abandonWaiting();
-        if (wasWaiting) {
-            op.release();  // before the signal: whoever sees the timeout may reuse the buffer
-            returnPrepaid(op);
-        }
-        Credits cr = credits;
-        boolean awaitingCredit = wasWaiting && op.consumesReceive && cr != null && cr.available() == 0;
-        op.fail(OperationTimeoutException.of(op.opcode, !wasWaiting, awaitingCredit, timeout, connection));
-        if (wasWaiting) {
             purge = true;
             drain();
         }
@@ -624,7 +528,7 @@ public final class SendQueue {
     }
 
     /** An operation that brought its own credit leaves unposted: by whoever abandoned it, once. */
-    private void returnPrepaid(Op op) {
+    void returnPrepaid(Op op) {
         Credits cr = credits;
         if (op.prepaid && cr != null && op.consumesReceive) cr.refund();
     }
@@ -659,7 +563,7 @@ public final class SendQueue {
                 op.fail(error);
             }
         }
-        sweeps.cancelAll();
+        timeouts.cancelAll();
     }
 
     /** The completion opcode of what is posted in {@code slot}, or UNKNOWN if nothing is. */
@@ -701,302 +605,5 @@ public final class SendQueue {
             case ATOMIC_CMP_AND_SWP -> WcOpcode.COMP_SWAP;
             case ATOMIC_FETCH_AND_ADD -> WcOpcode.FETCH_ADD;
         };
-    }
-
-    /**
-     * One send-queue operation: the {@code Mono} the caller gets, and from its first subscription
-     * to its completion, that subscriber's {@code Subscription} and the queue's entry. Set up
-     * ({@link #remote}, {@link #immediate}, {@link #atomic}) before it is subscribed.
-     */
-    public static final class Op extends Mono<WorkCompletion> implements Subscription {
-        private static final VarHandle CLAIMED, SIGNAL, PHASE;
-
-        static {
-            try {
-                MethodHandles.Lookup l = MethodHandles.lookup();
-                CLAIMED = l.findVarHandle(Op.class, "claimed", int.class);
-                SIGNAL = l.findVarHandle(Op.class, "signal", int.class);
-                PHASE = l.findVarHandle(Op.class, "phase", int.class);
-            } catch (ReflectiveOperationException e) {
-                throw new ExceptionInInitializerError(e);
-            }
-        }
-
-        /** Queue phases: not queued yet, waiting for a credit, then posted (the NIC owns the buffers until the completion) or abandoned unposted. */
-        static final int NEW = 0, WAITING = 1, POSTED = 2, ABANDONED = 3;
-        /** Signal states: subscribed, requested, completed before the request (the value waits), terminated or cancelled. */
-        private static final int ACTIVE = 0, REQUESTED = 1, VALUE = 2, DONE = 3;
-
-        private final SendQueue queue;
-        final SendOpcode opcode;
-        /** It consumes a receive of the peer (a credit, where the peer grants them). */
-        final boolean consumesReceive;
-        /** Its subscriber took the peer's credit for it before subscribing ({@link #prepaid()}). */
-        private boolean prepaid;
-        /** A rendezvous descriptor of the connection's own, whose immediate is one the application may not use. */
-        private boolean rendezvous;
-        /** The one element of the common case, without an array: {@code buffer} is null for a list. */
-        final @Nullable RegisteredBuffer buffer;
-        final long bufferOffset;
-        final int bufferLength;
-        private final @Nullable List<ScatterGatherElement> list;
-        /** The list's elements, taken when subscribed; null for the one-element case. */
-        ScatterGatherElement @Nullable [] sges;
-        /** Bytes the gather/scatter list covers (set when subscribed). */
-        long length;
-        @Nullable RemoteBuffer remote;
-        long remoteOffset;
-        boolean hasImmediate;
-        int immediate;
-        long compareAdd, swap;
-
-        private volatile int claimed;
-        private @Nullable CoreSubscriber<? super WorkCompletion> actual;
-        private volatile int signal;
-        private @Nullable WorkCompletion value;
-        volatile int phase;
-        /** When the operation times out, on the queue's clock. */
-        long deadline;
-        /** The next operation waiting for a credit; guarded by the queue's lock. */
-        @Nullable Op next;
-
-        private Op(SendQueue queue, SendOpcode opcode, @Nullable RegisteredBuffer buffer, long offset, int length,
-                   @Nullable List<ScatterGatherElement> list) {
-            this.queue = queue;
-            this.opcode = opcode;
-            this.consumesReceive = Credits.consumesReceive(opcode);
-            this.buffer = buffer;
-            this.bufferOffset = offset;
-            this.bufferLength = length;
-            this.list = list;
-        }
-
-        public Op remote(RemoteBuffer target, long offset) {
-            this.remote = target;
-            this.remoteOffset = offset;
-            return this;
-        }
-
-        public Op immediate(int value) {
-            this.hasImmediate = true;
-            this.immediate = value;
-            return this;
-        }
-
-        /**
-         * The credit this message consumes was taken before it was subscribed ({@link Credits#tryTake()}):
-         * it is posted without waiting for one, and an abandoned or refused post returns it.
-         */
-        public Op prepaid() {
-            this.prepaid = true;
-            return this;
-        }
-
-        /** A large message's rendezvous descriptor: its immediate is jrdma's ({@link Rendezvous}). */
-        Op rendezvous() {
-            this.rendezvous = true;
-            return this;
-        }
-
-        public Op atomic(long compareAdd, long swap) {
-            this.compareAdd = compareAdd;
-            this.swap = swap;
-            return this;
-        }
-
-        private Op copy() {
-            Op c = new Op(queue, opcode, buffer, bufferOffset, bufferLength, list);
-            c.remote = remote;
-            c.remoteOffset = remoteOffset;
-            c.hasImmediate = hasImmediate;
-            c.immediate = immediate;
-            c.compareAdd = compareAdd;
-            c.swap = swap;
-            // a copy is a second post of the same bytes: one credit paid for one of them, not both
-            return c;
-        }
-
-        boolean isAtomic() {
-            return opcode == SendOpcode.ATOMIC_CMP_AND_SWP || opcode == SendOpcode.ATOMIC_FETCH_AND_ADD;
-        }
-
-        /** Elements in the gather/scatter list. */
-        int sgeCount() {
-            return sges == null ? 1 : sges.length;
-        }
-
-        @Override
-        public void subscribe(CoreSubscriber<? super WorkCompletion> actual) {
-            if (!CLAIMED.compareAndSet(this, 0, 1)) {
-                copy().subscribe(actual);  // each subscription posts once, with state of its own
-                return;
-            }
-            Throwable invalid = validate();
-            if (invalid != null) {
-                queue.returnPrepaid(this);
-                Operators.error(actual, invalid);  // what the NIC would refuse reaches the subscriber, never the caller as a throw
-                return;
-            }
-            this.actual = actual;
-            actual.onSubscribe(this);
-            if (!isTerminated()) queue.submit(this);
-            else queue.returnPrepaid(this);  // cancelled in onSubscribe: never queued
-        }
-
-        /** The checks the NIC would otherwise make, or worse, not make; null if the operation may be posted. */
-        private @Nullable Throwable validate() {
-            try {
-                if (list != null) {
-                    ScatterGatherElement[] elements = list.toArray(new ScatterGatherElement[0]);
-                    long total = 0;
-                    for (ScatterGatherElement s : elements) total += Objects.requireNonNull(s, "scatter-gather element").length();
-                    sges = elements;
-                    length = total;
-                } else {
-                    Objects.requireNonNull(buffer, "buffer");
-                    if (bufferOffset < 0 || bufferLength < 0 || bufferOffset > buffer.capacity() - bufferLength) {
-                        return new IndexOutOfBoundsException("[" + bufferOffset + ", " + (bufferOffset + bufferLength)
-                                + ") outside the local buffer of " + buffer.capacity() + " bytes");
-                    }
-                    length = bufferLength;
-                }
-                int n = sgeCount();
-                if (n > queue.maxScatterGather) {
-                    return new IllegalArgumentException(n + " scatter-gather elements exceed maxScatterGather " + queue.maxScatterGather);
-                }
-                if (n == 0 && opcode != SendOpcode.SEND && opcode != SendOpcode.SEND_WITH_IMM && opcode != SendOpcode.RDMA_WRITE_WITH_IMM) {
-                    return new IllegalArgumentException(opcode + " needs at least one scatter-gather element");
-                }
-                if (sges == null) {
-                    RuntimeException refused = queue.poster.refuses(buffer);
-                    if (refused != null) return refused;
-                } else {
-                    for (ScatterGatherElement s : sges) {
-                        RuntimeException refused = queue.poster.refuses(s.buffer());
-                        if (refused != null) return refused;
-                    }
-                }
-                if (remote != null) remote.checkRange(remoteOffset, length);
-                if (length == 0 && opcode == SendOpcode.SEND_WITH_IMM && queue.credits != null) {
-                    return new IllegalArgumentException("a zero-length SEND_WITH_IMM carries credit grants on a connection whose"
-                            + " peer speaks receiver credits: give the notification a byte, or send it as a WRITE_WITH_IMM");
-                }
-                if (opcode == SendOpcode.SEND_WITH_IMM && !rendezvous && queue.rendezvousImmediates && Rendezvous.isReserved(immediate)) {
-                    return new IllegalArgumentException(String.format("immediate 0x%08x: a SEND_WITH_IMM whose immediate has bits 31 and 30"
-                            + " set is a large message's rendezvous on a connection whose peer takes large messages: use another"
-                            + " immediate, or a WRITE_WITH_IMM", immediate));
-                }
-                return null;
-            } catch (RuntimeException e) {
-                return e;
-            }
-        }
-
-        @Override
-        public void request(long n) {
-            if (n <= 0) {
-                if ((int) SIGNAL.getAndSet(this, DONE) != DONE) {
-                    queue.abandon(this);
-                    actual.onError(new IllegalArgumentException("§3.9: request must be positive, was " + n));
-                }
-                return;
-            }
-            while (true) {
-                int s = signal;
-                if (s == ACTIVE) {
-                    if (SIGNAL.compareAndSet(this, ACTIVE, REQUESTED)) return;
-                } else if (s == VALUE) {
-                    if (SIGNAL.compareAndSet(this, VALUE, DONE)) emit();
-                    return;
-                } else {
-                    return;
-                }
-            }
-        }
-
-        @Override
-        public void cancel() {
-            int s = (int) SIGNAL.getAndSet(this, DONE);
-            if (s == DONE) return;
-            value = null;
-            if (s != VALUE) queue.abandon(this);
-        }
-
-        private void emit() {
-            WorkCompletion v = value;
-            value = null;
-            actual.onNext(v);
-            actual.onComplete();
-        }
-
-        /** Its completion came: emitted now if requested, else when requested. */
-        void succeed(WorkCompletion wc) {
-            while (true) {
-                int s = signal;
-                if (s == REQUESTED) {
-                    if (SIGNAL.compareAndSet(this, REQUESTED, DONE)) {
-                        value = wc;
-                        emit();
-                        return;
-                    }
-                } else if (s == ACTIVE) {
-                    value = wc;
-                    if (SIGNAL.compareAndSet(this, ACTIVE, VALUE)) return;
-                } else {
-                    return;
-                }
-            }
-        }
-
-        /** Fails the operation, unless it already terminated (or its completion is waiting for the request). */
-        void fail(Throwable e) {
-            while (true) {
-                int s = signal;
-                if (s == DONE || s == VALUE) return;
-                if (SIGNAL.compareAndSet(this, s, DONE)) {
-                    actual.onError(e);
-                    return;
-                }
-            }
-        }
-
-        /** Nothing more will be signalled: it terminated, its completion is decided, or its subscriber left. */
-        boolean isTerminated() {
-            return signal >= VALUE;
-        }
-
-        /** Retains every listed buffer, or none: a buffer already returned to its pool fails the whole operation. */
-        void retain() {
-            if (sges == null) {
-                buffer.retain();
-                return;
-            }
-            int i = 0;
-            try {
-                for (; i < sges.length; i++) sges[i].buffer().retain();
-            } catch (IllegalStateException e) {
-                while (--i >= 0) sges[i].buffer().release();
-                throw e;
-            }
-        }
-
-        void release() {
-            if (sges == null) buffer.release();
-            else for (ScatterGatherElement s : sges) s.buffer().release();
-        }
-
-        /** The drainer claims a waiting operation for posting; false if its subscriber abandoned it first. */
-        boolean startPosting() {
-            return PHASE.compareAndSet(this, WAITING, POSTED);
-        }
-
-        /** True if the operation was still waiting and now never will be posted. */
-        boolean abandonWaiting() {
-            return PHASE.compareAndSet(this, WAITING, ABANDONED);
-        }
-
-        boolean isAbandoned() {
-            return phase == ABANDONED;
-        }
     }
 }

@@ -10,12 +10,12 @@ import io.jrdma.ffm.CompletionQueue;
  */
 public final class CqLease {
     private final Loop loop;
-    final Loop.LoopCq cq;
+    final LoopCq cq;
     final int entries;
     final SharedReceiver srq;
     private boolean released;  // guarded by the loop's CQ lock
 
-    CqLease(Loop loop, Loop.LoopCq cq, int entries, SharedReceiver srq) {
+    CqLease(Loop loop, LoopCq cq, int entries, SharedReceiver srq) {
         this.loop = loop;
         this.cq = cq;
         this.entries = entries;

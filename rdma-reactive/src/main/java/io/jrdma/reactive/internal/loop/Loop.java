@@ -1,9 +1,7 @@
 package io.jrdma.reactive.internal.loop;
 
 import io.jrdma.ffm.AsyncEvent;
-import io.jrdma.ffm.CompletionChannel;
 import io.jrdma.ffm.CompletionQueue;
-import io.jrdma.ffm.PollSet;
 import io.jrdma.ffm.Wakeup;
 import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
@@ -11,13 +9,9 @@ import io.jrdma.reactive.PollingMode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -44,7 +38,7 @@ import reactor.util.Loggers;
  * <p>Teardown happens here, batched: a closing connection is drained (the loop waits until every
  * posted work request has flushed, or a deadline passed) and then destroyed on this thread,
  * between two polls, so no CQ is destroyed while polled and no QP while its completions are
- * being dispatched.
+ * being dispatched ({@link Draining}).
  */
 public final class Loop implements Executor {
     /** What a loop needs of a connection. */
@@ -98,7 +92,7 @@ public final class Loop implements Executor {
     private final int index;
     private final LoopThread thread;
     private final Wakeup wakeup = Wakeup.create();
-    private final PollSet pollSet = new PollSet(wakeup);
+    private final LoopFds fds = new LoopFds(wakeup);
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     /** Set while the loop is about to sleep or sleeps: only then does a new task need the wakeup's syscall. */
     private final AtomicBoolean sleeping = new AtomicBoolean();
@@ -122,18 +116,11 @@ public final class Loop implements Executor {
 
     // loop thread only
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
-    private final List<Member> draining = new ArrayList<>();
+    private final Draining draining;
     private boolean dispatching;
     /** Dispatching the last completion of a poll batch: a post started now is not deferred (deferToBatchEnd). */
     private boolean lastOfBatch;
     private final List<Member> afterBatch = new ArrayList<>();
-    private final Map<LoopDevice, Integer> channelSlots = new HashMap<>();
-    private final Map<DeviceDomain, Integer> asyncSlots = new HashMap<>();
-    // the same as arrays, rebuilt when the poll set changes: a wake-up walks them without an iterator
-    private LoopDevice[] channelDevices = new LoopDevice[0];
-    private int[] channelSlotOf = new int[0];
-    private DeviceDomain[] asyncDomains = new DeviceDomain[0];
-    private int[] asyncSlotOf = new int[0];
 
     private volatile boolean shutdown;
     private final Sinks.Empty<Void> terminated = Sinks.empty();
@@ -142,6 +129,7 @@ public final class Loop implements Executor {
         this.name = name;
         this.index = index;
         this.thread = new LoopThread(name, this::run, daemon);
+        this.draining = new Draining(name);
     }
 
     void start() {
@@ -367,7 +355,7 @@ public final class Loop implements Executor {
                 runTasks();
                 if (shutdown && draining.isEmpty() && memberCount.get() == 0) break;
                 int n = pollAll();
-                if (!draining.isEmpty()) destroyDrained();
+                if (!draining.isEmpty()) draining.destroyDrained();
                 if (n > 0) {
                     idle = 0;
                     continue;
@@ -389,7 +377,7 @@ public final class Loop implements Executor {
             }
         } catch (Throwable t) {
             LOG.error(name + " stopped on an unexpected error; its connections are closed", t);
-            failMembers(t);
+            draining.destroyAll(t);
         } finally {
             closeAll();
         }
@@ -473,21 +461,6 @@ public final class Loop implements Executor {
         }
     }
 
-    private void destroyDrained() {
-        long now = System.nanoTime();
-        for (Iterator<Member> it = draining.iterator(); it.hasNext(); ) {
-            Member m = it.next();
-            if (m.drained() || now - m.drainDeadline() > 0) {
-                it.remove();
-                try {
-                    m.destroy();
-                } catch (Throwable t) {
-                    LOG.error("destroying a connection on " + name + " failed", t);
-                }
-            }
-        }
-    }
-
     /**
      * Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2).
      * Allocates nothing (an EVENT loop may sleep once per operation): no iterator, no Duration
@@ -502,12 +475,7 @@ public final class Loop implements Executor {
             for (LoopCq c : armed) c.cq.requestNotification(false);
             if (pollAll() > 0 || pollSetStale) return;
             long now = System.nanoTime();
-            Duration wait = SLEEP;
-            if (!draining.isEmpty()) {
-                long nanos = wait.toNanos();
-                for (int i = 0; i < draining.size(); i++) nanos = Math.min(nanos, Math.max(0, draining.get(i).drainDeadline() - now));
-                wait = Duration.ofNanos(nanos);
-            }
+            Duration wait = draining.cap(SLEEP, now);
             serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
             sleeps++;
@@ -519,14 +487,7 @@ public final class Loop implements Executor {
     /** Waits on the poll set, then takes the completion events and async events that are there. */
     private void serviceFds(Duration wait) {
         if (pollSetStale) syncPollSet();
-        if (pollSet.await(wait) == 0) return;
-        for (int i = 0; i < channelDevices.length; i++) {
-            // the CQ it names is polled in the next pass; taking the event only re-enables notification
-            if (pollSet.isReadable(channelSlotOf[i])) channelDevices[i].channel.takeEvent();
-        }
-        for (int i = 0; i < asyncDomains.length; i++) {
-            if (pollSet.isReadable(asyncSlotOf[i])) asyncDomains[i].serviceAsyncEvents();
-        }
+        fds.await(wait);
     }
 
     private void syncPollSet() {
@@ -537,25 +498,7 @@ public final class Loop implements Executor {
             current = List.copyOf(devices.values());
             sources = List.copyOf(asyncSources.keySet());
         }
-        for (LoopDevice d : current) channelSlots.computeIfAbsent(d, x -> pollSet.add(x.channel.fd()));
-        for (DeviceDomain d : sources) asyncSlots.computeIfAbsent(d, x -> pollSet.add(x.context().asyncEventFd()));
-        channelDevices = channelSlots.keySet().toArray(LoopDevice[]::new);
-        channelSlotOf = new int[channelDevices.length];
-        for (int i = 0; i < channelDevices.length; i++) channelSlotOf[i] = channelSlots.get(channelDevices[i]);
-        asyncDomains = asyncSlots.keySet().toArray(DeviceDomain[]::new);
-        asyncSlotOf = new int[asyncDomains.length];
-        for (int i = 0; i < asyncDomains.length; i++) asyncSlotOf[i] = asyncSlots.get(asyncDomains[i]);
-    }
-
-    private void failMembers(Throwable t) {
-        // members' closing needs a loop to destroy them; this one is gone, so destroy them here
-        for (Member m : List.copyOf(draining)) {
-            try {
-                m.destroy();
-            } catch (Throwable e) {
-                t.addSuppressed(e);
-            }
-        }
+        fds.sync(current, sources);
     }
 
     // ------------------------------------------------------------------------------ shutdown
@@ -583,15 +526,14 @@ public final class Loop implements Executor {
         for (LoopDevice d : all) {
             AsyncEvents.unwatchDevice(d.domain.context(), this);
             for (LoopCq c : d.cqs) destroy(c);
-            Integer slot = channelSlots.remove(d);
-            if (slot != null) pollSet.remove(slot);
+            fds.remove(d);
             try {
                 d.channel.close();
             } catch (RuntimeException e) {
                 LOG.warn("closing a completion channel of " + name + " failed", e);
             }
         }
-        pollSet.close();
+        fds.close();
         wakeup.close();
         terminated.tryEmitEmpty();
     }
@@ -599,47 +541,5 @@ public final class Loop implements Executor {
     @Override
     public String toString() {
         return "Loop[" + name + ", " + load.get() + " connections, " + mode() + "]";
-    }
-
-    /** One device's channel and CQs on this loop. */
-    static final class LoopDevice {
-        final DeviceDomain domain;
-        final CompletionChannel channel;
-        final List<LoopCq> cqs = new ArrayList<>();  // guarded by the loop's cqLock
-        final QpTable<Member> members = new QpTable<>();
-
-        LoopDevice(DeviceDomain domain, CompletionChannel channel) {
-            this.domain = domain;
-            this.channel = channel;
-        }
-
-        /** The members of every CQ of this device on the loop. Under the loop's cqLock. */
-        List<Member> allMembers() {
-            List<Member> all = new ArrayList<>();
-            for (LoopCq c : cqs) all.addAll(c.members);
-            return all;
-        }
-    }
-
-    /** A shared CQ and the entries reserved on it. */
-    static final class LoopCq {
-        final LoopDevice device;
-        final CompletionQueue cq;
-        final int capacity;
-        /** The device's first CQ on this loop stays while the loop lives; later ones go when empty. */
-        final boolean first;
-        int reserved;                                                // guarded by the loop's cqLock
-        /** Failed (IBV_EVENT_CQ_ERR): takes no new connection. Guarded by the loop's cqLock. */
-        boolean broken;
-        /** The connections whose completions come here. */
-        final Set<Member> members = ConcurrentHashMap.newKeySet();
-        final Map<SharedReceiver, Integer> srqUsers = new HashMap<>();  // guarded by the loop's cqLock
-
-        LoopCq(LoopDevice device, CompletionQueue cq, boolean first) {
-            this.device = device;
-            this.cq = cq;
-            this.capacity = cq.capacity();
-            this.first = first;
-        }
     }
 }

@@ -350,7 +350,6 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
     }
 
-    /** The first bytes a peer sent, as text when they are (HTTP, SSH, ...), in hex when not. */
     /**
      * Whether the bytes in so far may begin a hello: its QP number has 24 bits (its first byte is
      * 0), and the descriptor after the QP address starts with jrdma's magic.
@@ -361,6 +360,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         return n < QueuePairAddress.WIRE_SIZE + 4 || in.getInt(QueuePairAddress.WIRE_SIZE) == ConnectionDescriptor.MAGIC;
     }
 
+    /** The first bytes a peer sent, as text when they are (HTTP, SSH, ...), in hex when not. */
     private String firstBytes() {
         byte[] b = new byte[Math.min(8, in.position())];
         in.get(0, b);
@@ -482,28 +482,6 @@ final class TcpHandshake implements TcpEvents.Handler {
             ch.close();
         } catch (IOException ignored) {
             // nothing was set up on it, or the peer is gone
-        }
-    }
-
-    /** The TCP path's teardown: the QP to ERR by hand, and the socket closed (the peer sees EOF) on the selector thread. */
-    private static final class TcpTeardown implements ConnectionCore.Teardown {
-        private final TcpEvents events;
-        private final SocketChannel channel;
-
-        TcpTeardown(TcpEvents events, SocketChannel channel) {
-            this.events = events;
-            this.channel = channel;
-        }
-
-        @Override
-        public void disconnect(QueuePair qp) {
-            if (!qp.isClosed()) qp.modifyToError();
-            events.execute(() -> close(channel));
-        }
-
-        @Override
-        public void release() {
-            events.execute(() -> close(channel));
         }
     }
 }

@@ -39,7 +39,7 @@ class CreditsTest {
     private final Arena arena = Arena.ofShared();
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
-    private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
+    private final List<Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
@@ -52,14 +52,14 @@ class CreditsTest {
 
     @Test
     void aMessageIsPostedOnlyAgainstACreditAndTheRestWaitInOrderUntilAGrantArrives() {
-        SendQueue q = new SendQueue(8, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> {
             posted.add(op);
             slots.add(slot);
         }, clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 2);
         q.credits(credits);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> sends = List.of(q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND_WITH_IMM, b, 0, 8),
+        List<Op> sends = List.of(q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND_WITH_IMM, b, 0, 8),
                 q.operation(SendOpcode.RDMA_WRITE_WITH_IMM, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 8));
         sends.forEach(op -> subscriptions.add(op.subscribe()));
 
@@ -80,13 +80,13 @@ class CreditsTest {
 
     @Test
     void aWriteAReadAndAnAtomicNeedNoCreditButWaitBehindAMessageThatDoes() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 0);
         q.credits(credits);
         RegisteredBuffer b = pool.tryAcquire();
-        SendQueue.Op write = q.operation(SendOpcode.RDMA_WRITE, b, 0, 8);
-        SendQueue.Op send = q.operation(SendOpcode.SEND, b, 0, 8);
-        SendQueue.Op read = q.operation(SendOpcode.RDMA_READ, b, 0, 8);
+        Op write = q.operation(SendOpcode.RDMA_WRITE, b, 0, 8);
+        Op send = q.operation(SendOpcode.SEND, b, 0, 8);
+        Op read = q.operation(SendOpcode.RDMA_READ, b, 0, 8);
         List.of(write, send, read).forEach(op -> subscriptions.add(op.subscribe()));
         assertEquals(List.of(write), posted, "the WRITE needs no credit; the READ waits behind the SEND (FIFO)");
         credits.controlArrived(Credits.CONTROL | 1);
@@ -96,7 +96,7 @@ class CreditsTest {
 
     @Test
     void aMessageWaitingForACreditTimesOutUnpostedAndGivesNothingAway() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 0);
         q.credits(credits);
         RegisteredBuffer b = pool.tryAcquire();
@@ -115,7 +115,7 @@ class CreditsTest {
 
     @Test
     void aCreditTakenForAPostTheProviderRefusedComesBack() {
-        SendQueue q = new SendQueue(8, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> {
             throw new IllegalStateException("refused");
         }, clock, TIMEOUT, "QP 0x11");
         Credits credits = new Credits(4, 1);
@@ -128,7 +128,7 @@ class CreditsTest {
 
     @Test
     void aZeroLengthSendWithImmediateIsRefusedWhereItWouldReadAsAGrant() {
-        SendQueue q = new SendQueue(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(8, (op, slot) -> posted.add(op), clock, TIMEOUT, "QP 0x11");
         q.credits(new Credits(4, 4));
         StepVerifier.create(q.operation(SendOpcode.SEND_WITH_IMM, pool.tryAcquire(), 0, 0))
                 .expectErrorSatisfies(e -> assertTrue(e.getMessage().contains("WRITE_WITH_IMM"), e.getMessage()))

@@ -43,7 +43,7 @@ public final class FaultInjection {
         AtomicReference<RuntimeException> pending = new AtomicReference<>(error);
         write(queue, "poster", new SendQueue.Poster() {
             @Override
-            public void post(SendQueue.Op op, int slot) {
+            public void post(Op op, int slot) {
                 RuntimeException e = pending.getAndSet(null);
                 if (e != null) throw e;
                 real.post(op, slot);
@@ -55,7 +55,7 @@ public final class FaultInjection {
             }
 
             @Override
-            public void chain(SendQueue.Op op, int slot, int index) {
+            public void chain(Op op, int slot, int index) {
                 real.chain(op, slot, index);
             }
 

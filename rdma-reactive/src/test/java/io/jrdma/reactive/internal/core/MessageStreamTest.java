@@ -41,9 +41,9 @@ class MessageStreamTest {
     private final Arena arena = Arena.ofShared();
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(64 * 64, 64), 0x11, 0x22, 64, 64, () -> { });
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
-    private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
+    private final List<Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
-    private final SendQueue queue = new SendQueue(8, (op, slot) -> {
+    private final SendQueue queue = SendQueue.forTest(8, (op, slot) -> {
         posted.add(op);
         slots.add(slot);
     }, clock, TIMEOUT, "QP 0x11");
@@ -73,7 +73,7 @@ class MessageStreamTest {
             }
 
             @Override
-            public SendQueue.Op operation(ScatterGatherElement m) {
+            public Op operation(ScatterGatherElement m) {
                 return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
             }
         };
@@ -207,7 +207,7 @@ class MessageStreamTest {
             }
 
             @Override
-            public SendQueue.Op operation(ScatterGatherElement m) {
+            public Op operation(ScatterGatherElement m) {
                 order.add("S" + m.offset());
                 return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
             }

@@ -49,7 +49,7 @@ class SendQueueTest {
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
     /** What was posted, in order: the NIC's view. */
-    private final List<SendQueue.Op> posted = new CopyOnWriteArrayList<>();
+    private final List<Op> posted = new CopyOnWriteArrayList<>();
     private final List<Integer> slots = new CopyOnWriteArrayList<>();
     private final List<Disposable> subscriptions = new ArrayList<>();
 
@@ -61,13 +61,13 @@ class SendQueueTest {
     }
 
     private SendQueue queue(int depth) {
-        return new SendQueue(depth, (op, slot) -> {
+        return SendQueue.forTest(depth, (op, slot) -> {
             posted.add(op);
             slots.add(slot);
         }, clock, TIMEOUT, "QP 0x11");
     }
 
-    private static SendQueue.Op send(SendQueue q, RegisteredBuffer b) {
+    private static Op send(SendQueue q, RegisteredBuffer b) {
         return q.operation(SendOpcode.SEND, b, 0, 8);
     }
 
@@ -87,7 +87,7 @@ class SendQueueTest {
     void noMoreThanDepthArePostedAndEachFreedCreditGoesToTheOldestWaitingPost() {
         SendQueue q = queue(2);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
 
         assertEquals(ops.subList(0, 2), posted, "two credits: the first two are posted");
@@ -196,10 +196,10 @@ class SendQueueTest {
 
     @Test
     void aFailedPostFailsOnlyItsOwnOperationAndReturnsItsCreditAndBuffer() {
-        List<SendQueue.Op> accepted = new ArrayList<>();
+        List<Op> accepted = new ArrayList<>();
         RegisteredBuffer bad = pool.tryAcquire();
         RegisteredBuffer good = pool.tryAcquire();
-        SendQueue q = new SendQueue(1, (op, slot) -> {
+        SendQueue q = SendQueue.forTest(1, (op, slot) -> {
             if (op.buffer == bad) throw new VerbsException("ibv_post_send(QP 0x11)", 12);
             accepted.add(op);
         }, clock, TIMEOUT, "QP 0x11");
@@ -381,7 +381,8 @@ class SendQueueTest {
 
     @Test
     void anArgumentTheNicWouldRefuseFailsTheSubscriberAndPostsNothing() {
-        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", () -> false, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         StepVerifier.create(q.operation(SendOpcode.SEND, b, 60, 8)).expectError(IndexOutOfBoundsException.class).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(b, 0, 8), ScatterGatherElement.of(b, 8, 8))))
@@ -399,7 +400,7 @@ class SendQueueTest {
         IllegalArgumentException refusal = new IllegalArgumentException("registered in another protection domain");
         SendQueue q = new SendQueue(1, 2, new SendQueue.Poster() {
             @Override
-            public void post(SendQueue.Op op, int slot) {
+            public void post(Op op, int slot) {
                 posted.add(op);
                 slots.add(slot);
             }
@@ -408,7 +409,7 @@ class SendQueueTest {
             public RuntimeException refuses(RegisteredBuffer b) {
                 return b == foreign ? refusal : null;
             }
-        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11");
+        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false, null, () -> true);
 
         StepVerifier.create(send(q, foreign)).expectErrorSatisfies(e -> assertSame(refusal, e)).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(own, 0, 8), ScatterGatherElement.of(foreign, 0, 8))))
@@ -449,14 +450,14 @@ class SendQueueTest {
 
     /** Chains of up to four (the NIC's view: what each post call carried), refusing from {@code refuseFrom} on. */
     private class ChainingPoster implements SendQueue.Poster {
-        final List<List<SendQueue.Op>> chains = new CopyOnWriteArrayList<>();
-        private final List<SendQueue.Op> pending = new ArrayList<>();
+        final List<List<Op>> chains = new CopyOnWriteArrayList<>();
+        private final List<Op> pending = new ArrayList<>();
         private final List<Integer> pendingSlots = new ArrayList<>();
         int refuseFrom = Integer.MAX_VALUE;
         long maxChainBytes = Long.MAX_VALUE;
 
         @Override
-        public void post(SendQueue.Op op, int slot) {
+        public void post(Op op, int slot) {
             chains.add(List.of(op));
             posted.add(op);
             slots.add(slot);
@@ -473,7 +474,7 @@ class SendQueueTest {
         }
 
         @Override
-        public void chain(SendQueue.Op op, int slot, int index) {
+        public void chain(Op op, int slot, int index) {
             assertEquals(pending.size(), index, "chained in order");
             pending.add(op);
             pendingSlots.add(slot);
@@ -496,9 +497,10 @@ class SendQueueTest {
     void creditsFreedWhileTheLoopDispatchesABatchArePostedAfterItAsOneChainInFifoOrder() {
         AtomicBoolean batch = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
         assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "outside a batch: posted one by one");
         assertEquals(3, q.waiting());
@@ -527,9 +529,10 @@ class SendQueueTest {
         // the loop's deferral: on while it dispatches a batch, off for the batch's last completion
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = new ArrayList<>();
         for (int k = 0; k < 4; k++) signals.add(subscribe(ops.get(k)));
         assertEquals(List.of(List.of(ops.get(0)), List.of(ops.get(1))), nic.chains, "nothing waited: each posted directly");
@@ -561,9 +564,10 @@ class SendQueueTest {
     void aDirectPostNeverJumpsAheadOfOperationsWaitingForTheDrainTheLoopDeferred() {
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
-        SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", deferring::get);
+        SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(send(q, b), send(q, b), send(q, b));
+        List<Op> ops = List.of(send(q, b), send(q, b), send(q, b));
         ops.subList(0, 2).forEach(this::subscribe);
         deferring.set(true);
         q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));  // a credit is free, ops[1] waits for the batch's end
@@ -585,7 +589,7 @@ class SendQueueTest {
         SendQueue q = new SendQueue(2, 4, (op, slot) -> posted.add(op), clock, () -> {
             if (!cancelOnClockRead.isEmpty()) cancelOnClockRead.removeFirst().cancel();
             return clock.now(TimeUnit.NANOSECONDS);
-        }, TIMEOUT, "QP 0x11", () -> false);
+        }, TIMEOUT, "QP 0x11", () -> false, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
         List<Object> signals = new CopyOnWriteArrayList<>();
         BaseSubscriber<WorkCompletion> leaving = new BaseSubscriber<>() {
@@ -616,11 +620,11 @@ class SendQueueTest {
         // completions, queues five more; it must not go on posting the loop's operations
         AtomicBoolean onLoop = new AtomicBoolean();
         List<Runnable> loopTasks = new ArrayList<>();
-        List<SendQueue.Op> fromLoop = new ArrayList<>();
+        List<Op> fromLoop = new ArrayList<>();
         List<List<Object>> signals = new ArrayList<>();
         ChainingPoster nic = new ChainingPoster() {
             @Override
-            public void post(SendQueue.Op op, int slot) {
+            public void post(Op op, int slot) {
                 super.post(op, slot);
                 if (chains.size() == 2) {
                     onLoop.set(true);
@@ -632,8 +636,8 @@ class SendQueueTest {
         SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false,
                 loopTasks::add, onLoop::get);
         RegisteredBuffer b = pool.tryAcquire();
-        SendQueue.Op alone = send(q, b);
-        SendQueue.Op own = send(q, b);
+        Op alone = send(q, b);
+        Op own = send(q, b);
         for (int k = 0; k < 5; k++) fromLoop.add(send(q, b));
 
         signals.add(subscribe(alone));
@@ -661,9 +665,10 @@ class SendQueueTest {
         AtomicBoolean batch = new AtomicBoolean(true);
         ChainingPoster nic = new ChainingPoster();
         nic.maxChainBytes = 32;  // the length limit (4) would take all five below but the last
-        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         RegisteredBuffer b = pool.tryAcquire();
-        List<SendQueue.Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
+        List<Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
                 q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 64), q.operation(SendOpcode.SEND, b, 0, 0),
                 q.operation(SendOpcode.SEND, b, 0, 32));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();  // queued during a poll batch
@@ -685,7 +690,8 @@ class SendQueueTest {
         AtomicBoolean batch = new AtomicBoolean(true);
         ChainingPoster nic = new ChainingPoster();
         nic.refuseFrom = 2;  // ibv_post_send's bad_wr: the third
-        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", batch::get);
+        SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
         List<RegisteredBuffer> buffers = List.of(pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire());
         List<List<Object>> signals = buffers.stream().map(b -> subscribe(send(q, b))).toList();
         assertEquals(List.of(), nic.chains, "deferred");
@@ -715,7 +721,7 @@ class SendQueueTest {
         // closed connection's objects reachable for the operation timeout (ConnectCycleTest counted them in the lab)
         List<Disposable> pending = new CopyOnWriteArrayList<>();
         reactor.core.scheduler.Scheduler timer = countingTimer(pending);
-        SendQueue q = new SendQueue(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
         subscribe(send(q, b));
         assertEquals(1, pending.size(), "a posted operation armed the sweep");
@@ -770,7 +776,7 @@ class SendQueueTest {
     @Test
     void aDestroyedConnectionsQueueLeavesNoSweepOnTheTimerAlsoWhenAPostDuringASweepArmedASecond() {
         List<Disposable> pending = new CopyOnWriteArrayList<>();
-        SendQueue q = new SendQueue(3, (op, slot) -> slots.add(slot), countingTimer(pending), TIMEOUT, "QP 0x11");
+        SendQueue q = SendQueue.forTest(3, (op, slot) -> slots.add(slot), countingTimer(pending), TIMEOUT, "QP 0x11");
         RegisteredBuffer b = pool.tryAcquire();
         subscriptions.add(send(q, b).subscribe(null, e -> subscribe(send(q, b))));  // times out at 30 s, posts again from its error
         clock.advanceTimeBy(Duration.ofSeconds(10));

@@ -1,0 +1,27 @@
+package io.jrdma.reactive.internal.setup;
+
+import io.jrdma.ffm.QueuePair;
+import io.jrdma.reactive.internal.core.ConnectionCore;
+import java.nio.channels.SocketChannel;
+
+/** The TCP path's teardown: the QP to ERR by hand, and the socket closed (the peer sees EOF) on the selector thread. */
+final class TcpTeardown implements ConnectionCore.Teardown {
+    private final TcpEvents events;
+    private final SocketChannel channel;
+
+    TcpTeardown(TcpEvents events, SocketChannel channel) {
+        this.events = events;
+        this.channel = channel;
+    }
+
+    @Override
+    public void disconnect(QueuePair qp) {
+        if (!qp.isClosed()) qp.modifyToError();
+        events.execute(() -> TcpHandshake.close(channel));
+    }
+
+    @Override
+    public void release() {
+        events.execute(() -> TcpHandshake.close(channel));
+    }
+}
