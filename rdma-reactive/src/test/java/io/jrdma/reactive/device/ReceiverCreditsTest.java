@@ -46,6 +46,13 @@ class ReceiverCreditsTest {
     /** CI-sized; lab/streams runs them longer (-Djrdma.streams.messages, -Djrdma.streams.pauseSeconds). */
     private static final int MESSAGES = Integer.getInteger("jrdma.streams.messages", 3_000);
     private static final int PAUSE_SECONDS = Integer.getInteger("jrdma.streams.pauseSeconds", 6);
+    /** One message in this many of the slow consumer's stream is larger than the 4 KiB receive buffers (up to 256 KiB): a rendezvous. */
+    private static final int LARGE_EVERY = Integer.getInteger("jrdma.streams.largeEvery", 8);
+
+    /** The size of the slow consumer's message {@code i}: 1 byte to almost 4 KiB, and every {@link #LARGE_EVERY}th 4 KiB + 1 to 256 KiB. */
+    static int streamSize(int i) {
+        return i % LARGE_EVERY == LARGE_EVERY - 1 ? 4097 + (int) ((i * 104_729L) % ((256 << 10) - 4096)) : 1 + (i * 7919) % 4000;
+    }
 
     /** rxe's count of RNR NAKs each device sent plus those it received, both devices: any RNR anywhere moves it. */
     static long rnrNaks() {
@@ -89,7 +96,7 @@ class ReceiverCreditsTest {
             AtomicInteger held = new AtomicInteger();
             AtomicLong sent = new AtomicLong(), received = new AtomicLong();
             Mono<Void> producer = p.client.sendByteArray(Flux.range(0, count).map(i -> {
-                byte[] m = message(i, 1 + (i * 7919) % 4000);
+                byte[] m = message(i, streamSize(i));
                 sent.addAndGet(checksum(m));
                 return m;
             }));

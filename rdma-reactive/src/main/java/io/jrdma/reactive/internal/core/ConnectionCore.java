@@ -369,8 +369,6 @@ public final class ConnectionCore implements Loop.Member {
         if (!shared && (wrId & ((long) TAG_MASK << 32)) != tag) return;  // a destroyed QP's, whose number this QP reuses
         boolean receive = (wrId & RECEIVE) != 0;
         WcStatus status = wcs.status(i);
-        if (Trace.on) Trace.add("qp " + qpNumber() + " wc " + (receive ? "recv " : "send ") + (int) wrId + " " + status + " " + wcs.opcode(i) + " len " + wcs.byteLength(i)
-                + (wcs.hasImmediate(i) ? String.format(" imm %08x", wcs.immediateData(i)) : ""));
         if (!receive && (int) wrId >= config.sendQueueDepth()) {  // a grant's, a rendezvous READ's or DONE's: slots beyond the send queue's
             credits.controlCompleted((int) wrId - config.sendQueueDepth(), wcs, i);
             return;

@@ -228,7 +228,6 @@ public final class MessageStream extends Mono<Void> {
             }
             inFlight.incrementAndGet();
             Queue<ScatterGatherElement> p = parked;
-            if (Trace.on) Trace.add("stream onNext len " + message.length() + " parked " + (p == null ? 0 : p.size()) + " inFlight " + inFlight.get());
             if (message.length() > eagerLimit || p != null && !p.isEmpty()) {
                 if (p == null) parked = p = new ConcurrentLinkedQueue<>();
                 p.offer(message);

@@ -155,7 +155,6 @@ final class Rendezvous {
     /** Loop thread: the peer's DONE for {@code slot}. */
     void doneArrived(int immediate) {
         int slot = immediate & SLOT_MASK;
-        if (Trace.on) Trace.add("qp " + connection.qpNumber() + " DONE arrived " + String.format("%08x", immediate) + " " + this);
         Outgoing o;
         synchronized (this) {
             o = slot < SLOTS ? open[slot] : null;
@@ -277,7 +276,6 @@ final class Rendezvous {
                 return;
             }
             writeDescriptor(d.segment(), src.address() + at, src.rkey(), (int) length);
-            if (Trace.on) Trace.add("qp " + connection.qpNumber() + " descriptor out slot " + slot + " len " + length);
             Op op = queue.operation(SendOpcode.SEND_WITH_IMM, d, 0, DESCRIPTOR_BYTES).immediate(RESERVED | slot).prepaid().rendezvous();
             op.subscribe(this);
             d.release();  // the operation holds its own reference until its completion

@@ -103,7 +103,6 @@ final class RendezvousReceiver {
                     byteLength, immediate, length));
             return;
         }
-        if (Trace.on) Trace.add("qp " + connection.qpNumber() + " descriptor slot " + slot + " len " + length + " waiting " + waiting.size());
         Waiting w = new Waiting(slot, null, length, false, 0);
         reading[slot] = w;
         waiting.add(w);
@@ -122,7 +121,6 @@ final class RendezvousReceiver {
         if (into != null) {
             read(w, address, rkey, into);
         } else {
-            if (Trace.on) Trace.add("qp " + connection.qpNumber() + " no buffer for " + length);
             buffers.acquire(length).subscribe(b -> loop.execute(() -> read(w, address, rkey, b)), e -> { });  // fails only when closed
         }
     }
@@ -154,7 +152,6 @@ final class RendezvousReceiver {
     void readCompleted(int slot, WcStatus status, @Nullable WorkCompletion failed) {
         readsInFlight--;
         Waiting w = reading[slot];
-        if (Trace.on) Trace.add("qp " + connection.qpNumber() + " read done slot " + slot + " " + status + (w == null ? " no w" : " read " + w.read + "+" + w.reading + " of " + w.length));
         if (status != WcStatus.IBV_WC_SUCCESS) {
             // its buffer goes back at destroy, with the rest; a flush is the close's own
             if (status != WcStatus.IBV_WC_WR_FLUSH_ERR && failed != null) connection.beginClose(RdmaOperationException.of(failed, WcOpcode.RDMA_READ));

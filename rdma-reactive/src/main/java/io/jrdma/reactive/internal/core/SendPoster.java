@@ -96,7 +96,6 @@ final class SendPoster implements SendQueue.Poster {
     void postControl(int index, int immediate) {
         SendWorkRequest wr = control[index];
         wr.immediate(immediate).next(null);
-        if (Trace.on) Trace.add("qp " + qp.qpNumber() + " control " + index + String.format(" imm %08x", immediate));
         qp.postSend(wr);
     }
 
@@ -104,7 +103,6 @@ final class SendPoster implements SendQueue.Poster {
     void postRead(int slot, RegisteredBuffer into, int offset, int length, long remoteAddress, int rkey) {
         SendWorkRequest wr = reads[slot];
         wr.sge(0, into.address() + offset, length, into.lkey()).rdma(remoteAddress, rkey).next(null);
-        if (Trace.on) Trace.add("qp " + qp.qpNumber() + " READ slot " + slot + " off " + offset + " len " + length);
         qp.postSend(wr);
     }
 
@@ -112,7 +110,6 @@ final class SendPoster implements SendQueue.Poster {
     void postDone(int slot, int immediate) {
         SendWorkRequest wr = dones[slot];
         wr.immediate(immediate).next(null);
-        if (Trace.on) Trace.add("qp " + qp.qpNumber() + " DONE slot " + slot + String.format(" imm %08x", immediate));
         qp.postSend(wr);
     }
 
@@ -128,7 +125,6 @@ final class SendPoster implements SendQueue.Poster {
     @Override
     public void post(Op op, int slot) {
         encode(chain[0], op, slot);
-        if (Trace.on) Trace.add("qp " + qp.qpNumber() + " post slot " + slot + " " + op.opcode + " len " + op.length + (op.hasImmediate ? String.format(" imm %08x", op.immediate) : ""));
         qp.postSend(chain[0]);
         if (postedBytes != null) observer.posted(op.opcode, slot, op.length);
     }
@@ -155,7 +151,6 @@ final class SendPoster implements SendQueue.Poster {
     @Override
     public int postChain(int count, RuntimeException[] failure) {
         int postedUpTo = count;
-        if (Trace.on) for (int k = 0; k < count; k++) Trace.add("qp " + qp.qpNumber() + " chain slot " + chainSlots[k] + " " + chainOpcodes[k] + " len " + chainLengths[k]);
         try {
             qp.postSend(chain[0]);
         } catch (IllegalStateException closedQp) {  // refused before the call: nothing was posted
