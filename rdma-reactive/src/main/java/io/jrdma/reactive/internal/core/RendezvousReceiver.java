@@ -56,9 +56,10 @@ final class RendezvousReceiver {
 
     /**
      * The most bytes one READ asks for; a larger message is read in such pieces, one after the
-     * other. rxe answers a READ with a burst of response packets (one per MTU) that the sending
-     * side's QP counts against its packets in flight: whole 256 KiB READs, two at a time, stalled
-     * that QP's own SENDs in the lab (the peer saw no more of them, and no RNR NAK).
+     * other, so a large message never holds the sender's QP in one long burst of READ responses
+     * (one packet per MTU) while its own SENDs wait behind it. Chosen while a stall was suspected
+     * in long READs (it was the slot waiters' spin, {@link Waiters}); the piece size is not
+     * measured against whole-message READs yet.
      */
     static final int READ_PIECE = 16 << 10;
 
