@@ -44,11 +44,12 @@ final class BenchClient {
      * @param credits     receiver credits of the reactive and Kotlin rows, in order: each combination runs on
      *                    those layers once per entry ("on off off on": an A/B/B/A of the credit path); rdma-ffm
      *                    has none and runs once
-     * @param streamBuffer the receive buffer size of the stream rows (a larger message waits for the rendezvous)
+     * @param streamBuffers the receive buffer sizes of the stream rows, each stream combination once per entry (a
+     *                    larger message goes by rendezvous); the first, the library's default, picks the perftest row
      */
     record Options(int controlPort, Path matrix, Path out, String accel, List<Layer> layers, String transport, String perftestSetup, int inline,
                    int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet, List<Boolean> credits,
-                   int streamBuffer) {
+                   List<Integer> streamBuffers) {
         static Options parse(String[] args) {
             int control = 18600;
             Path matrix = null;
@@ -64,7 +65,7 @@ final class BenchClient {
             Duration rowLimit = Duration.ofSeconds(300);
             Duration jitQuiet = Duration.ofSeconds(20);
             List<Boolean> credits = List.of(true);
-            int streamBuffer = 4096;
+            List<Integer> streamBuffers = List.of(4096);
             for (int i = 0; i < args.length; i += 2) {
                 String value = i + 1 < args.length ? args[i + 1] : "";
                 switch (args[i]) {
@@ -82,13 +83,13 @@ final class BenchClient {
                     case "--row-limit" -> rowLimit = Duration.ofSeconds(Long.parseLong(value));
                     case "--jit-quiet" -> jitQuiet = Duration.ofMillis((long) (Double.parseDouble(value) * 1000));
                     case "--credits" -> credits = words(value).stream().map(Options::onOff).toList();
-                    case "--stream-buffer" -> streamBuffer = Integer.parseInt(value);
+                    case "--stream-buffer" -> streamBuffers = words(value).stream().map(Integer::valueOf).toList();
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             if (matrix == null) throw new IllegalArgumentException("--matrix is required");
             return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet,
-                    credits, streamBuffer);
+                    credits, streamBuffers);
         }
 
         private static boolean onOff(String word) {
@@ -132,8 +133,8 @@ final class BenchClient {
         int failed = 0;
         for (PerftestRun combo : matrix) {
             PerftestRun perftest = combo.status().equals("reference") ? reference(matrix, combo) : combo;
-            int buffer = combo.test() == BenchTest.STREAM_BW ? o.streamBuffer() : Math.max(combo.size(), 64);
-            for (Layer layer : o.layers()) {
+            List<Integer> buffers = combo.test() == BenchTest.STREAM_BW ? o.streamBuffers() : List.of(Math.max(combo.size(), 64));
+            for (int buffer : buffers) for (Layer layer : o.layers()) {
                 if (combo.test().apiOnly() && layer == Layer.FFM) continue;
                 for (int k = 0; k < o.credits().size(); k++) {
                     if (layer == Layer.FFM && k > 0) break;  // rdma-ffm's loops have no credits to switch off
@@ -143,8 +144,7 @@ final class BenchClient {
                             credits);
                     long r0 = System.nanoTime();
                     RowResult result = combo.status().equals("skipped")
-                            ? RowResult.skipped(spec, Report.size(combo.size()) + " is above the stream rows' " + Report.size(buffer)
-                                    + " receive buffer (--stream-buffer): it needs the rendezvous")
+                            ? RowResult.skipped(spec, "lab/bench skipped its combination")
                             : client.row(spec);
                     if (!result.ok() && !result.skipped()) failed++;
                     String line = report.add(result, perftest);
@@ -158,10 +158,14 @@ final class BenchClient {
         return failed == 0 ? 0 : 3;
     }
 
-    /** The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's. */
+    /**
+     * The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's, or
+     * ib_read_bw's where lab/bench picked it (a message above the library's receive buffer goes by rendezvous).
+     */
     private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
+        BenchTest test = row.program().equals(BenchTest.READ_BW.perftest) ? BenchTest.READ_BW : row.test().reference();
         for (PerftestRun r : matrix) {
-            if (r.test() == row.test().reference() && r.size() == row.size() && r.polling() == row.polling()) return r;
+            if (r.test() == test && r.size() == row.size() && r.polling() == row.polling()) return r;
         }
         return null;
     }

@@ -31,8 +31,8 @@ enum BenchTest {
     /**
      * Messages per second of one {@code send(Publisher)} (Kotlin: {@code awaitSend(Flow)}) of all the row's
      * messages, its demand bound to the receiver's credits, the receiver consuming {@code receives()} and
-     * releasing each: beside ib_send_bw's of the same size and polling. Eager sizes only (up to the receive
-     * buffer, lab/bench's --stream-buffer); a larger one is a skipped row until the rendezvous protocol.
+     * releasing each: beside ib_send_bw's of the same size and polling. A message above the receive buffer
+     * (lab/bench's --stream-buffer) goes by rendezvous, the receiver READing it: beside ib_read_bw's.
      */
     STREAM_BW("ib_send_bw", true, false, true);
 

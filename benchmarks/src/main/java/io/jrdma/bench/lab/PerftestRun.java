@@ -19,11 +19,12 @@ import java.util.Locale;
  * and the result line perftest spins about 0.2 s calibrating its clock (get_cpu_mhz): a
  * 5-iteration run of the same program and polling mode in the same session measures that overhead, which is
  * subtracted. {@code cpuFrom} says {@code at-exit} when a process had exited by the second read
- * and its total CPU at exit (getrusage) stood in for it.
+ * and its total CPU at exit (getrusage) stood in for it. {@code program} is the perftest program it
+ * ran: the test's own, but ib_read_bw for a stream row whose messages go by rendezvous.
  */
 record PerftestRun(BenchTest test, int size, PollingMode polling, int iterations, int depth, int rxDepth, String status,
                    Path clientLog, double clientCpu, double serverCpu, String cpuFrom, double clientOverhead,
-                   double serverOverhead) {
+                   double serverOverhead, String program) {
 
     /** What perftest reported. rate: messages/s (bandwidth) or exchanges/s; latencies in µs as reported (half round trips for the ping-pongs). */
     record Result(double rate, double megabytesPerSecond, Latencies.Summary latency) {}
@@ -35,7 +36,8 @@ record PerftestRun(BenchTest test, int size, PollingMode polling, int iterations
             String[] f = line.split("\t", -1);
             runs.add(new PerftestRun(BenchTest.of(f[0]), Integer.parseInt(f[1]), PollingMode.valueOf(f[2]), Integer.parseInt(f[3]),
                     Integer.parseInt(f[4]), Integer.parseInt(f[5]), f[6], f[7].isEmpty() ? null : Path.of(f[7]), number(f[8]),
-                    number(f[9]), f[10], f.length > 11 ? number(f[11]) : Double.NaN, f.length > 12 ? number(f[12]) : Double.NaN));
+                    number(f[9]), f[10], f.length > 11 ? number(f[11]) : Double.NaN, f.length > 12 ? number(f[12]) : Double.NaN,
+                    f.length > 13 && !f[13].isEmpty() ? f[13] : BenchTest.of(f[0]).perftest));
         }
         return runs;
     }
@@ -70,14 +72,14 @@ record PerftestRun(BenchTest test, int size, PollingMode polling, int iterations
      * t_min t_max t_typical t_avg t_stdev 99% 99.9%} (µs), then a line of numbers.
      */
     Result result() throws IOException {
-        if (!ran() || clientLog == null) throw new IllegalStateException(test.perftest + " " + status);
+        if (!ran() || clientLog == null) throw new IllegalStateException(program + " " + status);
         List<String> lines = Files.readAllLines(clientLog);
         for (int i = 0; i + 1 < lines.size(); i++) {
             if (!lines.get(i).contains("#bytes")) continue;
             for (int j = i + 1; j < lines.size(); j++) {
                 String[] f = lines.get(j).trim().split("\\s+");
                 if (f.length < 5 || !f[0].matches("\\d+")) continue;
-                if (test.perftest.endsWith("_bw")) {
+                if (program.endsWith("_bw")) {
                     double mpps = Double.parseDouble(f[4]);
                     return new Result(mpps * 1e6, mpps * size, null);
                 }
@@ -88,11 +90,11 @@ record PerftestRun(BenchTest test, int size, PollingMode polling, int iterations
                 return new Result(1e6 / roundTrip, Double.NaN, lat);
             }
         }
-        throw new IOException(clientLog + " has no " + test.perftest + " result line");
+        throw new IOException(clientLog + " has no " + program + " result line");
     }
 
     String describe() {
-        return String.format(Locale.ROOT, "%s -s %d -n %d%s%s", test.perftest, size, iterations, polling == PollingMode.EVENT ? " -e" : "",
+        return String.format(Locale.ROOT, "%s -s %d -n %d%s%s", program, size, iterations, polling == PollingMode.EVENT ? " -e" : "",
                 "at-exit".equals(cpuFrom) ? " (CPU at exit)" : "");
     }
 }

@@ -21,7 +21,8 @@ final class Report {
             + "jrdma_rate,jrdma_mb_s,jrdma_typical_us,jrdma_avg_us,jrdma_p99_us,jrdma_p999_us,"
             + "perftest_rate,perftest_mb_s,perftest_typical_us,perftest_avg_us,perftest_p99_us,perftest_p999_us,ratio,"
             + "client_cpu_us_op,server_cpu_us_op,client_jit_us_op,server_jit_us_op,perftest_client_cpu_us_op,perftest_server_cpu_us_op,"
-            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,rnr_naks,perftest,note,credits";
+            + "cpu_ratio_client,cpu_ratio_server,client_alloc_b_op,server_alloc_b_op,window_s,rnr_naks,perftest,note,credits,"
+            + "stream_buffer";
 
     private final BenchClient.Options options;
     private final PrintWriter csv;
@@ -97,6 +98,7 @@ final class Report {
         f.add(r.ok() ? "" : r.failure());
         // the reactive and Kotlin rows' receiver credits; rdma-ffm has none
         f.add(s.layer() == Layer.FFM ? "" : s.credits() ? "on" : "off");
+        f.add(test == BenchTest.STREAM_BW ? Integer.toString(s.buffer()) : "");
         csv.println(String.join(",", f.stream().map(Report::csvField).toList()));
         csv.flush();
 
@@ -104,7 +106,7 @@ final class Report {
         String base = p == null ? "-" : test.rate ? rate(p.rate(), test) : us(pl.typical());
         String detail = !r.ok() ? "" : test.rpc() && test.rate ? "" : test.rate ? mb(r.megabytesPerSecond()) : spread(jl);
         String baseDetail = p == null || test.rpc() && test.rate ? "" : test.rate ? mb(p.megabytesPerSecond()) : spread(pl);
-        String layer = s.layer().label() + (s.credits() ? "" : " -credits");
+        String layer = s.layer().label() + (s.credits() ? "" : " -credits") + (rendezvous(s) ? " rndv" : "");
         if (r.skipped()) base = "-";
         table.add(new String[] {test.label(), size(s.size()), s.polling().name(), layer, jrdma, base,
                 Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio), detail, baseDetail,
@@ -117,6 +119,11 @@ final class Report {
                 "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
                 + (r.ok() && !r.counters().isEmpty() ? " | rxe: " + r.counters() : "")
                 + (r.ok() ? "" : ": " + r.failure());
+    }
+
+    /** A stream row whose messages are above its receive buffers: each goes by rendezvous (the receiver READs it). */
+    private static boolean rendezvous(RowSpec s) {
+        return s.test() == BenchTest.STREAM_BW && s.size() > s.buffer();
     }
 
     /** a / b, or NaN where b is no figure or zero (perftest's idle server). */
@@ -186,7 +193,9 @@ final class Report {
                   exposed buffer from a generator that allocates nothing per message, the demand bound to the receiver's credits
                   (send slots alone with -credits), the receiver consuming receives() (kotlin: receivesFlow()) and releasing each;
                   beside ib_send_bw of the same size, depth and polling (send_bw's perftest run). Its receive buffers are
-                  --stream-buffer bytes (4 KiB, the library's default), not the message size: a larger message is a skipped row ("-").
+                  --stream-buffer bytes (4 KiB, the library's default), not the message size: a larger message ("rndv") goes by
+                  rendezvous, a descriptor SEND and the receiver's RDMA READ of the registered source, beside ib_read_bw of the same
+                  size, depth and polling (with the first --stream-buffer; a later one may make the same size eager).
                 ratio: jrdma / perftest, both in this lab session with the same size, iterations, depths and polling (BUSY = perftest's
                   default busy polling, EVENT = perftest -e; write_* have no -e in perftest 4.5, so BUSY only). Above 1 is better for rates,
                   below 1 is better for latencies.

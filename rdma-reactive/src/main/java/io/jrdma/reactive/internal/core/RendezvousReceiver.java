@@ -58,10 +58,11 @@ final class RendezvousReceiver {
      * The most bytes one READ asks for; a larger message is read in such pieces, one after the
      * other, so a large message never holds the sender's QP in one long burst of READ responses
      * (one packet per MTU) while its own SENDs wait behind it. Chosen while a stall was suspected
-     * in long READs (it was the slot waiters' spin, {@link Waiters}); the piece size is not
-     * measured against whole-message READs yet.
+     * in long READs (it was the slot waiters' spin, {@link Waiters}). The system property
+     * {@code jrdma.rendezvous.readPiece} (bytes, at least 1,024) sets it for a measurement: lab/bench's
+     * stream rows beside ib_read_bw, with {@code JRDMA_BENCH_JAVA_OPTS}.
      */
-    static final int READ_PIECE = 16 << 10;
+    static final int READ_PIECE = Math.max(1024, Integer.getInteger("jrdma.rendezvous.readPiece", 16 << 10));
 
     private final ConnectionCore connection;
     private final SendPoster poster;
