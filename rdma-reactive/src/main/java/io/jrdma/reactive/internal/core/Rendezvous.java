@@ -49,8 +49,11 @@ import reactor.core.scheduler.Scheduler;
 final class Rendezvous {
     /** Rendezvous open at once per direction, and the receives reserved for their DONEs. */
     static final int SLOTS = 2;
-    /** Send entries beyond the application's: grants, the READs of the peer's rendezvous and their DONEs (an old one may still await its ACK). */
-    static final int CONTROL_SENDS = Credits.RESERVED + SLOTS + 2 * SLOTS;
+    /**
+     * Send entries beyond the application's: grants, the READs of the peer's rendezvous (up to
+     * {@link RendezvousReceiver#READS_PER_SLOT} each) and their DONEs (an old one may still await its ACK).
+     */
+    static final int CONTROL_SENDS = Credits.RESERVED + SLOTS * RendezvousReceiver.READS_PER_SLOT + 2 * SLOTS;
     /** Immediate bits 31 and 30: a descriptor (with bytes) or a DONE (without). */
     static final int RESERVED = 0xC000_0000;
     /** In a DONE: the receiver refused the message (over its maxMessageSize) and read none of it. */

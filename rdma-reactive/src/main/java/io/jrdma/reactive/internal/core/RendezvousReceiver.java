@@ -19,8 +19,9 @@ import org.jspecify.annotations.Nullable;
  *     for it, so messages are delivered in the order they were sent;</li>
  * <li>a descriptor's receive goes back at once (its credit returns); its message gets a buffer of
  *     its size class ({@link LargeBuffers}, waiting for one to come back if need be) and is read
- *     into it, in pieces of {@link #READ_PIECE} one after the other; the READs post on a send slot
- *     of their own, never behind the application's sends;</li>
+ *     into it, in pieces of {@link #READ_PIECE}, up to {@link #READS_PER_SLOT} of them in flight (the
+ *     QP completes them in the order they were posted, so the bytes read are counted from the
+ *     front); the READs post on send entries of their own, never behind the application's sends;</li>
  * <li>the DONE goes when the READ completed (the peer may reuse its source) or at once for a
  *     message above {@code maxMessageSize}, refused: nothing of it is read or delivered, and the
  *     connection goes on;</li>
@@ -42,7 +43,7 @@ final class RendezvousReceiver {
         @Nullable RegisteredBuffer buffer;
         boolean ready, refused;
         long address;
-        int rkey, read, reading;  // the source; bytes read; bytes of the READ in flight
+        int rkey, read, posted, inFlight;  // the source; bytes read; bytes asked for; READs in flight
 
         Waiting(int slot, @Nullable RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate) {
             this.slot = slot;
@@ -55,14 +56,20 @@ final class RendezvousReceiver {
     }
 
     /**
-     * The most bytes one READ asks for; a larger message is read in such pieces, one after the
-     * other, so a large message never holds the sender's QP in one long burst of READ responses
-     * (one packet per MTU) while its own SENDs wait behind it. Chosen while a stall was suspected
-     * in long READs (it was the slot waiters' spin, {@link Waiters}). The system property
-     * {@code jrdma.rendezvous.readPiece} (bytes, at least 1,024) sets it for a measurement: lab/bench's
-     * stream rows beside ib_read_bw, with {@code JRDMA_BENCH_JAVA_OPTS}.
+     * The most bytes one READ asks for; a larger message is read in such pieces, so a large message
+     * never holds the sender's QP in one long burst of READ responses (one packet per MTU) while its
+     * own SENDs wait behind it. The system property {@code jrdma.rendezvous.readPiece} (bytes, at
+     * least 1,024) sets it for a measurement: lab/bench's stream rows beside ib_read_bw, with
+     * {@code JRDMA_BENCH_JAVA_OPTS}.
      */
     static final int READ_PIECE = Math.max(1024, Integer.getInteger("jrdma.rendezvous.readPiece", 16 << 10));
+    /**
+     * READs of one rendezvous in flight at once: the pieces pipeline, as ib_read_bw's READs do
+     * (the QP's initiator depth bounds how many the device has outstanding; the rest wait in the
+     * send queue, which has room for them: {@link Rendezvous#CONTROL_SENDS}). The system property
+     * {@code jrdma.rendezvous.readsPerSlot} (1 to 16) sets it for a measurement.
+     */
+    static final int READS_PER_SLOT = Math.clamp(Integer.getInteger("jrdma.rendezvous.readsPerSlot", 4), 1, 16);
 
     private final ConnectionCore connection;
     private final SendPoster poster;
@@ -138,15 +145,19 @@ final class RendezvousReceiver {
         readNext(w);
     }
 
-    /** Posts the READ of {@code w}'s next piece. */
+    /** Posts READs of {@code w}'s next pieces, up to {@link #READS_PER_SLOT} in flight. */
     private void readNext(Waiting w) {
-        w.reading = Math.min(READ_PIECE, w.length - w.read);
-        readsInFlight++;
-        try {
-            poster.postRead(w.slot, w.buffer, w.read, w.reading, w.address + w.read, w.rkey);
-        } catch (RuntimeException e) {
-            readsInFlight--;
-            connection.beginClose(e);  // the QP is in error: the close says why; the buffer goes back at destroy
+        while (w.posted < w.length && w.inFlight < READS_PER_SLOT) {
+            int piece = Math.min(READ_PIECE, w.length - w.posted);
+            try {
+                poster.postRead(w.slot, w.buffer, w.posted, piece, w.address + w.posted, w.rkey);
+            } catch (RuntimeException e) {
+                connection.beginClose(e);  // the QP is in error: the close says why; the buffer goes back at destroy
+                return;
+            }
+            w.posted += piece;
+            w.inFlight++;
+            readsInFlight++;
         }
     }
 
@@ -160,7 +171,8 @@ final class RendezvousReceiver {
             return;
         }
         if (w == null) return;
-        w.read += w.reading;
+        w.inFlight--;
+        w.read += Math.min(READ_PIECE, w.length - w.read);  // completions come in the order the pieces were posted
         if (w.read < w.length) {
             if (!connection.isClosing()) readNext(w);
             return;
