@@ -88,9 +88,8 @@ final class LambdaMode implements Callable<Integer> {
     }
 
     private int client(Session session) throws Exception {
-        RpcClient rpc = RpcClient.connect(options.rdmaClient().runOn(session.resources)
-                        .exposeBuffer(room(), Access.REMOTE_READ, Access.REMOTE_WRITE))
-                .block(options.timeout().plusSeconds(5));
+        RpcClient rpc = session.awaitConnect(RpcClient.connect(options.rdmaClient().runOn(session.resources)
+                .exposeBuffer(room(), Access.REMOTE_READ, Access.REMOTE_WRITE)));
         // not session.connected(): its "server went away" watcher would mistake our own close for the server's
         session.out.printf("rdma lambda: connected to %s:%d over %s%n", options.server, options.port, options.transportName());
         AtomicBoolean ending = new AtomicBoolean();

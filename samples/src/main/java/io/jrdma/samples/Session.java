@@ -7,8 +7,10 @@ import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
+import io.jrdma.reactive.Transport;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -16,6 +18,8 @@ import org.jspecify.annotations.Nullable;
 import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * Everything one run of a mode holds open, released exactly once: when the mode returns, or by a
@@ -105,7 +109,38 @@ final class Session implements AutoCloseable {
 
     /** Connects; see {@link #connected}. The session closes the connection, not the mode. */
     RdmaConnection connect(String mode, RdmaClient config) {
-        return connected(mode, config.runOn(resources).connect().block(options.timeout().plusSeconds(5)));
+        return connected(mode, awaitConnect(config.runOn(resources).connect()));
+    }
+
+    /**
+     * Waits for a client's connect ({@link RdmaClient#connect()}, or an RPC client's, which adds
+     * its hello) under one deadline: the library's, --timeout, whose
+     * {@link ConnectionException.Timeout} says what it waited for. A bound of the CLI's own for
+     * the same wait raced it: under CPU starvation the library's timeout, queued behind its setup
+     * thread's verbs calls, came after a margin of 5 s, and the user read "no answer" instead of
+     * the connect timeout. The CLI's bound is now only a net for a timeout that never comes.
+     */
+    <T> T awaitConnect(Mono<T> connect) {
+        String what = "connecting to " + options.server + ":" + options.port + " over "
+                + (options.transport == Transport.RDMA_CM ? "rdma_cm" : "TCP");
+        return withConnectNet(connect, what, options.timeout(), Schedulers.parallel()).block();
+    }
+
+    /**
+     * {@code connect}, failed by the CLI only past {@link #connectNet}: at most two of the library's
+     * waits (the connect, an RPC client's hello), each {@code timeout}, come first. The net fails
+     * with the same type and sentence as the library's timeout, so the user reads the same line
+     * whichever fires.
+     */
+    static <T> Mono<T> withConnectNet(Mono<T> connect, String what, Duration timeout, Scheduler timer) {
+        Duration net = connectNet(timeout);
+        return connect.timeout(net, Mono.error(() -> new ConnectionException.Timeout(what + " did not finish within the connect timeout of "
+                + timeout.toSeconds() + " s: the setup had not ended " + net.toSeconds() + " s after it started")), timer);
+    }
+
+    /** How long the CLI waits for a connect before it gives up on the library's own timeout. */
+    static Duration connectNet(Duration timeout) {
+        return timeout.multipliedBy(2).plusSeconds(30);
     }
 
     /**

@@ -71,8 +71,11 @@ class CliFailuresTest {
                 // a probe shorter than a hello, its socket left open, is told too, at once, not after the connect timeout
                 assertTrue(new String(shortProbe(tcpPort), UTF_8).contains("not a jrdma client: what it sent is no jrdma hello"
                         + " (it starts \"hi\\n\")"));
+                // what this proves is the server's reject, so the client waits for it as long as the test waits for anything,
+                // under one deadline: with the library's default connect timeout (10 s), which also pays for this JVM's own
+                // device and buffers, a loaded host made it Timeout before the server's answer came
                 ConnectionException.Rejected tcp = assertThrows(ConnectionException.Rejected.class, () -> RdmaClient.create().host(SERVER_IP)
-                        .port(tcpPort).localAddress(CLIENT_IP).transport(Transport.TCP).connect().block(RUN));
+                        .port(tcpPort).localAddress(CLIENT_IP).transport(Transport.TCP).connectTimeout(RUN).connect().block());
                 assertEquals(SERVER_IP + ":" + tcpPort + " rejected the connection: " + MEMLOCK_REASON, assertReadable(tcp.getMessage()));
 
                 assertEquals(1, cmClient.awaitExit(RUN), cmClient.transcript() + cmServer.transcript());

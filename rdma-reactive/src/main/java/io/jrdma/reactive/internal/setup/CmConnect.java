@@ -17,6 +17,7 @@ import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
 
@@ -39,11 +40,12 @@ final class CmConnect implements CmEvents.Handler {
     private final long deadline;
     private String description;
     /** What the setup waits for now, for a timeout's message. */
-    private String awaiting = "address resolution (ARP) to finish";
+    private volatile String awaiting = "address resolution (ARP) to finish";  // volatile, as timer: the connect timer reads it
     private CmId id;
     private ConnectionCore core;
     private boolean done;
-    private Disposable timer;
+    private volatile Disposable timer;
+    private final AtomicBoolean told = new AtomicBoolean();  // the callback has had its one signal
 
     private CmConnect(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
                       byte[] raw, SetupCallback callback) {
@@ -62,16 +64,37 @@ final class CmConnect implements CmEvents.Handler {
     static Runnable start(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
                           byte[] raw, SetupCallback callback) {
         CmConnect c = new CmConnect(resources, config, local, remote, raw, callback);
+        c.armTimer();  // the connect timeout counts from here, not from when the rdma_cm thread gets to this setup
         c.events.execute(c::begin);
         return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
+    /**
+     * The subscriber is told of its timeout when the timer fires, not when the rdma_cm thread is
+     * next free (it makes every setup's verbs calls; on a loaded host they took the time a connect
+     * timeout promises); the id and QP are then released on that thread, in order.
+     */
+    private void armTimer() {
+        timer = Schedulers.parallel().schedule(() -> {
+            ConnectionException.Timeout t = new ConnectionException.Timeout("connecting to " + SetupMessages.address(remote)
+                    + " over rdma_cm did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
+                    + ": it waited for " + awaiting);
+            failClient(t);
+            events.execute(() -> fail(t));
+        }, config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** The callback's one failure signal: none when it had its signal already (the timer's, say). */
+    private void failClient(Throwable error) {
+        if (told.compareAndSet(false, true)) callback.failed(error);
+    }
+
     private void begin() {
+        if (told.get()) {  // timed out while the rdma_cm thread was busy: nothing to start
+            fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out before it started"));
+            return;
+        }
         try {
-            timer = Schedulers.parallel().schedule(() -> events.execute(() -> fail(new ConnectionException.Timeout(
-                    "connecting to " + SetupMessages.address(remote) + " over rdma_cm did not finish within the connect timeout of "
-                            + SetupMessages.duration(config.connectTimeout()) + ": it waited for " + awaiting))),
-                    config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
             id = events.create(this);
             id.resolveAddress(local, remote, left());
         } catch (RuntimeException e) {
@@ -141,6 +164,11 @@ final class CmConnect implements CmEvents.Handler {
             // librdmacm moved the QP to RTS before this event: a message may have come; it waits until the loop knows this
             core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());
         }
+        if (!told.compareAndSet(false, true)) {
+            // its timeout was told as the accept came: nobody waits for this connection
+            fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out as it was established"));
+            return;
+        }
         done = true;
         timer.dispose();
         Parameters.minRnrTimer(config, false, core.queuePair(), core.description());  // librdmacm moved the QP to RTS before this event
@@ -154,7 +182,7 @@ final class CmConnect implements CmEvents.Handler {
         if (timer != null) timer.dispose();
         if (core != null) core.abort(t);  // destroys the QP, then the id (its teardown)
         else if (id != null) events.destroy(id);
-        callback.failed(translate(t, local, remote));
+        failClient(translate(t, local, remote));
     }
 
     static Throwable translate(Throwable e, InetSocketAddress local, InetSocketAddress remote) {

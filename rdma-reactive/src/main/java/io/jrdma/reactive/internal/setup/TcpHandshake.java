@@ -24,6 +24,7 @@ import java.security.SecureRandom;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import reactor.core.Disposable;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -71,14 +72,16 @@ final class TcpHandshake implements TcpEvents.Handler {
     private final InetSocketAddress remote;
     private String description;
     private SelectionKey key;
-    private Phase phase;
+    private volatile Phase phase;          // volatile, as the next two: the connect timer reads them on its own thread
+    private volatile int received;         // bytes of the peer's hello (or reject) in so far
+    private volatile Disposable timer;
+    private final AtomicBoolean told = new AtomicBoolean();  // the client's callback has had its one signal
     private ConnectionCore core;
     private Gid gid;
     private int psn;
     private ConnectionDescriptor theirs;
     private ByteBuffer out = ByteBuffer.allocate(0);
     private final ByteBuffer in = ByteBuffer.allocate(5 + 255);
-    private Disposable timer;
 
     private TcpHandshake(ResourcesCore resources, ConnectionConfig config, SocketChannel channel, TcpListen listener,
                          SetupCallback callback, InetSocketAddress remote) {
@@ -104,10 +107,15 @@ final class TcpHandshake implements TcpEvents.Handler {
             return () -> { };
         }
         TcpHandshake h = new TcpHandshake(resources, config, ch, null, callback, remote);
+        // the connect timeout counts from here, not from when the setup thread gets to this setup
+        h.phase = Phase.CONNECTING;
+        h.armTimer();
         events.execute(() -> {
-            h.armTimer();
+            if (h.told.get()) {  // timed out while the setup thread was busy: nothing to start
+                h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out before it started"));
+                return;
+            }
             try {
-                h.phase = Phase.CONNECTING;
                 if (local != null) bind(ch, local);
                 h.key = events.register(ch, SelectionKey.OP_CONNECT, h);
                 if (ch.connect(remote)) h.clientConnected();
@@ -147,19 +155,35 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
     }
 
+    /**
+     * The client's subscriber is told of its timeout when the timer fires, not when the setup
+     * thread is next free: that thread makes verbs calls (a device opened, buffers registered) for
+     * every setup of the resources, and on a loaded host they took the time a connect timeout
+     * promises (a timeout of 1 s came after 4 s behind a busy thread). The socket and QP are then
+     * released on the setup thread, in order.
+     */
     private void armTimer() {
-        timer = Schedulers.parallel().schedule(() -> events.execute(() -> fail(new ConnectionException.Timeout(
-                (listener == null ? "connecting to " + SetupMessages.address(remote) + " over TCP"
-                        : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()))
-                        + " did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
-                        + ": it waited for " + awaiting()))), config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        timer = Schedulers.parallel().schedule(() -> {
+            ConnectionException.Timeout t = new ConnectionException.Timeout(
+                    (listener == null ? "connecting to " + SetupMessages.address(remote) + " over TCP"
+                            : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()))
+                            + " did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
+                            + ": it waited for " + awaiting());
+            if (callback != null) failClient(t);
+            events.execute(() -> fail(t));
+        }, config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    /** The client's one failure signal: none when it had its signal already (the timer's, say). */
+    private void failClient(Throwable error) {
+        if (told.compareAndSet(false, true)) callback.failed(error);
     }
 
     private String awaiting() {
         String peer = listener == null ? "the server's" : "the client's";
         return switch (phase) {
             case CONNECTING -> "the TCP connection";
-            case HELLO -> peer + " hello (" + in.position() + " of " + HELLO + " bytes came)";
+            case HELLO -> peer + " hello (" + received + " of " + HELLO + " bytes came)";
             case READY -> peer + " ready";
             case REJECTED -> "the client to read the reject and close";
             default -> "nothing";
@@ -257,6 +281,7 @@ final class TcpHandshake implements TcpEvents.Handler {
             case REJECTED -> drain();
             default -> {
                 int n = channel.read(in);
+                received = in.position();
                 if (n < 0) peerClosedDuringSetup();
                 else if (phase == Phase.HELLO) readHello();
                 else if (phase == Phase.READY) readReady();
@@ -376,6 +401,11 @@ final class TcpHandshake implements TcpEvents.Handler {
             throw new ConnectionException.Protocol((listener == null ? SetupMessages.address(remote) + " sent" : "the client sent")
                     + String.format(" 0x%02x where the ready byte of jrdma's TCP setup belongs", in.get(0) & 0xff));
         }
+        if (listener == null && !told.compareAndSet(false, true)) {
+            // its timeout was told as the ready came: nobody waits for this connection
+            fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out as it finished"));
+            return;
+        }
         phase = Phase.LIVE;
         timer.dispose();
         core.established(theirs.exposed(), theirs.encode());
@@ -453,7 +483,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         if (core != null) core.abort(t);
         Throwable reported = translate(t);
         if (callback != null) {
-            callback.failed(reported);
+            failClient(reported);
         } else if (was == Phase.HELLO && in.position() == 0 && !(t instanceof ConnectionException.Timeout)) {
             // a port probe (a health check, a scan): nothing to tell anyone
             if (LOG.isDebugEnabled()) LOG.debug("TCP setup with " + SetupMessages.address(remote) + " ended before its hello: " + reported.getMessage());
