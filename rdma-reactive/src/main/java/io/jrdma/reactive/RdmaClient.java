@@ -135,13 +135,13 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                         try {
                             lifecycle.established(c);
                         } catch (RuntimeException e) {
-                            c.close().subscribe(null, ignored -> { });
+                            c.dispose();
                             waiter.fail(e);
                             return;
                         }
                         if (waiter.offer(c.tracked(site))) return;
                         c.untrack();
-                        c.close().subscribe();
+                        c.dispose();
                     }
 
                     @Override
