@@ -2,7 +2,12 @@ package io.jrdma.reactive;
 
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import reactor.core.Disposable;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 
@@ -79,7 +84,19 @@ public interface RdmaDisposable extends Disposable {
             throw new IllegalStateException("disposeNow() blocks, which " + Thread.currentThread().getName()
                     + " must not: disposing " + this + " goes on; use dispose() and continue with onDispose()");
         }
-        onDispose().timeout(timeout, Mono.error(() -> new DisposeTimeoutException(this, timeout))).block();
+        CompletableFuture<Void> end = onDispose().toFuture();  // an end already there is taken at once, whatever the timeout
+        try {
+            end.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            end.cancel(false);
+            throw new DisposeTimeoutException(this, timeout);
+        } catch (ExecutionException e) {
+            throw Exceptions.propagate(e.getCause());
+        } catch (InterruptedException e) {
+            end.cancel(false);
+            Thread.currentThread().interrupt();
+            throw Exceptions.propagate(e);
+        }
     }
 
     /**
