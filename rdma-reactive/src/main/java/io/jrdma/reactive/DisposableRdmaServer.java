@@ -97,7 +97,7 @@ public final class DisposableRdmaServer extends AbstractRdmaDisposable {
      * taker, the one that waited longest; a taker that cancels leaves it to the next. Fails with
      * {@link ConnectionException.Closed} once the server is disposed and no accepted connection is
      * left, and with {@link IllegalStateException} on a server whose connections go to a
-     * {@link RdmaServer#handle handler}. The taker owns the connection: close it.
+     * {@link RdmaServer#handle handler}. The taker owns the connection: dispose it.
      *
      * @return emits the next accepted connection
      */

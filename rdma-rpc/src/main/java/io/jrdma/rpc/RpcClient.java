@@ -120,7 +120,7 @@ public final class RpcClient implements RdmaDisposable {
      * Connects and exchanges the protocol hello; emits a client ready to call.
      *
      * @param rdma the connection to make; its {@code connectTimeout} also bounds the hello
-     * @return emits the client, which the subscriber owns and closes; fails with the connection's
+     * @return emits the client, which the subscriber owns and disposes; fails with the connection's
      *         error, or an {@link RpcException} when the hello failed (the connection is then closed)
      */
     public static Mono<RpcClient> connect(RdmaClient rdma) {
@@ -132,7 +132,7 @@ public final class RpcClient implements RdmaDisposable {
      *
      * @param rdma     the connection to make
      * @param defaults the options of calls that give none
-     * @return emits the client, which the subscriber owns and closes
+     * @return emits the client, which the subscriber owns and disposes
      */
     public static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults) {
         Objects.requireNonNull(defaults, "defaults");
