@@ -5,7 +5,6 @@ import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.reactive.RdmaServer
-import io.jrdma.reactive.RdmaResources
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
@@ -14,9 +13,7 @@ import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.launch
-import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.withContext
-import reactor.core.scheduler.Schedulers
 import reactor.util.Loggers
 
 /**
@@ -24,11 +21,11 @@ import reactor.util.Loggers
  * coroutine cancels the setup; a connection that gets established anyway is closed, not leaked.
  */
 public suspend fun RdmaClient.awaitConnect(): RdmaConnection =
-    connect().awaitOwned { it.close().subscribe() }
+    connect().awaitOwned { it.dispose() }
 
 /** Starts listening (see [RdmaServer.bind]); returns once the server accepts connections. */
 public suspend fun RdmaServer.awaitBind(): DisposableRdmaServer =
-    bind().awaitOwned { server -> Schedulers.boundedElastic().schedule(server::dispose) }
+    bind().awaitOwned { it.dispose() }
 
 /**
  * The next accepted connection (see [DisposableRdmaServer.accept]): any number of coroutines may
@@ -52,27 +49,6 @@ public fun DisposableRdmaServer.connectionsFlow(): Flow<RdmaConnection> = flow {
 }
 
 /**
- * Closes (see [RdmaConnection.close]): flushes every outstanding work request and returns once
- * all native resources are freed. The reactive layer bounds the wait by its drain deadline. Unlike
- * kotlinx's `ProducerScope.awaitClose`, which only waits, this closes: it is `close()` awaited;
- * waiting for a close by either side is [awaitOnClose].
- */
-public suspend fun RdmaConnection.awaitClose() {
-    close().awaitSingleOrNull()
-}
-
-/** Suspends until the connection is closed (see [RdmaConnection.onClose]): by the peer, by a failure or by [awaitClose]. */
-public suspend fun RdmaConnection.awaitOnClose() {
-    onClose().awaitSingleOrNull()
-}
-
-/** Runs [block] with this connection and closes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> RdmaConnection.use(block: (RdmaConnection) -> R): R = useThen(block) { awaitClose() }
-
-/** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaServer) -> R): R = useThen(block) { awaitDispose() }
-
-/**
  * Serves every connection this server accepts with [handler], each in a coroutine of its own, a
  * child of the caller's: [RdmaServer.handle] for suspend functions, structured. The rules:
  * - [handler] runs once per accepted connection, in the caller's context (started on the accepting
@@ -83,7 +59,7 @@ public suspend inline fun <R> DisposableRdmaServer.use(block: (DisposableRdmaSer
  *   other connections go on.
  * - Cancelling the caller disposes the server: accepting stops, every handler is cancelled and its
  *   connection closed; [handle] rethrows the cancellation once the server is disposed.
- * - Disposing the server elsewhere ([awaitDispose], its [io.jrdma.reactive.RdmaResources]) stops
+ * - Disposing the server elsewhere ([dispose][DisposableRdmaServer.dispose], its [io.jrdma.reactive.RdmaResources]) stops
  *   the accepting and closes the connections; [handle] returns once every handler has ended.
  *   However it ends, the server is disposed when [handle] returns.
  *
@@ -120,22 +96,6 @@ private suspend fun DisposableRdmaServer.serve(connection: RdmaConnection, handl
 
 private val SERVER_LOG = Loggers.getLogger("io.jrdma.reactive.server")
 
-/** Stops listening and suspends until every connection the server accepted is closed; blocks no thread. */
-public suspend fun DisposableRdmaServer.awaitDispose() {
-    disposeLater().awaitSingleOrNull()
-}
-
-/** Disposes these resources (see [RdmaResources.disposeLater]): closes every server and connection on them, then stops their threads; blocks no thread. */
-public suspend fun RdmaResources.awaitDispose() {
-    disposeLater().awaitSingleOrNull()
-}
-
-/**
- * Runs [block] with these resources and disposes them afterwards, also when [block] fails or is
- * cancelled: for resources the caller created ([RdmaResources.create]), never [RdmaResources.shared].
- */
-public suspend inline fun <R> RdmaResources.use(block: (RdmaResources) -> R): R = useThen(block) { awaitDispose() }
-
 // ------------------------------------------------------------------------------ the names before the rule
 
 @Deprecated(RENAMED, ReplaceWith("awaitConnect()", "io.jrdma.kotlin.awaitConnect"), DeprecationLevel.WARNING)
@@ -147,11 +107,14 @@ public suspend fun RdmaServer.bindAwait(): DisposableRdmaServer = awaitBind()
 @Deprecated(RENAMED, ReplaceWith("awaitAccept()", "io.jrdma.kotlin.awaitAccept"), DeprecationLevel.WARNING)
 public suspend fun DisposableRdmaServer.acceptAwait(): RdmaConnection = awaitAccept()
 
-@Deprecated(RENAMED, ReplaceWith("awaitClose()", "io.jrdma.kotlin.awaitClose"), DeprecationLevel.WARNING)
-public suspend fun RdmaConnection.closeAwait(): Unit = awaitClose()
+@Deprecated(ONE_LIFECYCLE, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.awaitClose(): Unit = awaitDispose()
 
-@Deprecated(RENAMED, ReplaceWith("awaitOnClose()", "io.jrdma.kotlin.awaitOnClose"), DeprecationLevel.WARNING)
-public suspend fun RdmaConnection.onCloseAwait(): Unit = awaitOnClose()
+@Deprecated(ONE_LIFECYCLE, ReplaceWith("awaitOnDispose()", "io.jrdma.kotlin.awaitOnDispose"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.awaitOnClose(): Unit = awaitOnDispose()
 
 @Deprecated(RENAMED, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
-public suspend fun DisposableRdmaServer.disposeAwait(): Unit = awaitDispose()
+public suspend fun RdmaConnection.closeAwait(): Unit = awaitDispose()
+
+@Deprecated(RENAMED, ReplaceWith("awaitOnDispose()", "io.jrdma.kotlin.awaitOnDispose"), DeprecationLevel.WARNING)
+public suspend fun RdmaConnection.onCloseAwait(): Unit = awaitOnDispose()

@@ -10,7 +10,7 @@ import io.jrdma.reactive.WorkCompletion
 
 // Names in io.jrdma.kotlin, one rule, kotlinx.coroutines' and Spring's (docs/kotlin.md says why):
 // - `awaitXxx()` subscribes to the Mono of the reactive `xxx()` and suspends until its value (or
-//   its completion): awaitSend, awaitReceive, awaitAcquire, awaitClose, awaitOnClose (onClose()),
+//   its completion): awaitSend, awaitReceive, awaitAcquire, awaitOnDispose (onDispose()),
 //   awaitCall, as kotlinx's `awaitSingle()` and Spring's `awaitBody()`/`awaitExchange()`. A bare
 //   `send()` cannot be had: a member returning Mono shadows an extension of the same name.
 //   `disposeLater()` is Reactor Netty's Mono of dispose, so its suspend form is `awaitDispose()`;
@@ -19,7 +19,7 @@ import io.jrdma.reactive.WorkCompletion
 //   receivesFlow, completionsFlow, connectionsFlow.
 // - a Java method taking a Publisher-returning handler gets a suspend twin with Spring's `co`
 //   prefix (its `coRouter`), the plain name being the member's: `RpcServer.coRegister`.
-// - `use { }` runs a block, then closes, disposes or releases its receiver, also on failure or cancellation.
+// - `use { }` runs a block, then disposes (any RdmaDisposable, Lifecycle.kt) or releases its receiver, also on failure or cancellation.
 // The names before this rule (`sendAwait`, ..., `registerSuspend`) stay as deprecated delegates at
 // the end of each file, for the IDE's replacement.
 //

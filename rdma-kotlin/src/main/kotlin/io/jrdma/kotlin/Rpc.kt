@@ -10,7 +10,6 @@ import io.jrdma.rpc.RpcHandler
 import io.jrdma.rpc.RpcRequest
 import io.jrdma.rpc.RpcServer
 import kotlinx.coroutines.Dispatchers
-import kotlinx.coroutines.reactor.awaitSingleOrNull
 import kotlinx.coroutines.reactor.mono
 
 // The RPC layer of rdma-reactive, as suspend functions. Cancelling a call cancels its Mono: the
@@ -18,7 +17,7 @@ import kotlinx.coroutines.reactor.mono
 // end) arrives, as in the reactive API.
 
 /** Connects an RPC client over the RDMA connection this client configures. */
-public suspend fun RdmaClient.awaitRpcConnect(): RpcClient = RpcClient.connect(this).awaitOwned { it.close().subscribe() }
+public suspend fun RdmaClient.awaitRpcConnect(): RpcClient = RpcClient.connect(this).awaitOwned { it.dispose() }
 
 /** Calls [function] with raw bytes; suspends until the response. */
 public suspend fun RpcClient.awaitCall(function: String, payload: ByteArray, options: CallOptions? = null): ByteArray =
@@ -30,19 +29,6 @@ public suspend fun RpcClient.awaitCall(function: String, text: String): String =
 /** Calls [function] with a typed request and response. */
 public suspend fun <I : Any, O : Any> RpcClient.awaitCall(function: String, request: I, input: Codec<I>, output: Codec<O>): O =
     call(function, request, input, output).awaitOne()
-
-/** Closes the client's connection (see [RpcClient.close]); outstanding calls fail with `RpcException.ConnectionLost`. */
-public suspend fun RpcClient.awaitClose() {
-    close().awaitSingleOrNull()
-}
-
-/** Suspends until the client's connection is closed (see [RpcClient.onClose]): by the server, by a failure or by [awaitClose]. */
-public suspend fun RpcClient.awaitOnClose() {
-    onClose().awaitSingleOrNull()
-}
-
-/** Runs [block] with this client and closes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> RpcClient.use(block: (RpcClient) -> R): R = useThen(block) { awaitClose() }
 
 /**
  * [RpcServer.register] for a suspend function, with Spring's `co` prefix for the suspend twin of a
@@ -56,15 +42,7 @@ public fun RpcServer.coRegister(name: String, handler: suspend (RpcRequest) -> B
     register(name, RpcHandler { request -> mono(Dispatchers.Unconfined) { handler(request) } })
 
 /** Starts an RPC server; suspends until it listens. */
-public suspend fun RpcServer.awaitBind(): DisposableRpcServer = bind().awaitOwned { it.disposeLater().subscribe() }
-
-/** Stops listening and suspends until every connection is closed (see [DisposableRpcServer.disposeLater]); blocks no thread. */
-public suspend fun DisposableRpcServer.awaitDispose() {
-    disposeLater().awaitSingleOrNull()
-}
-
-/** Runs [block] with this server and disposes it afterwards, also when [block] fails or is cancelled. */
-public suspend inline fun <R> DisposableRpcServer.use(block: (DisposableRpcServer) -> R): R = useThen(block) { awaitDispose() }
+public suspend fun RpcServer.awaitBind(): DisposableRpcServer = bind().awaitOwned { it.dispose() }
 
 /** Builds an RPC server that accepts connections as this [RdmaServer] configures them ([RpcServer.create]). */
 public fun RdmaServer.rpc(): RpcServer = RpcServer.create(this)
@@ -85,8 +63,8 @@ public suspend fun RpcClient.callAwait(function: String, text: String): String =
 public suspend fun <I : Any, O : Any> RpcClient.callAwait(function: String, request: I, input: Codec<I>, output: Codec<O>): O =
     awaitCall(function, request, input, output)
 
-@Deprecated(RENAMED, ReplaceWith("awaitClose()", "io.jrdma.kotlin.awaitClose"), DeprecationLevel.WARNING)
-public suspend fun RpcClient.closeAwait(): Unit = awaitClose()
+@Deprecated(RENAMED, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
+public suspend fun RpcClient.closeAwait(): Unit = awaitDispose()
 
 @Deprecated(RENAMED, ReplaceWith("coRegister(name, handler)", "io.jrdma.kotlin.coRegister"), DeprecationLevel.WARNING)
 public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest) -> ByteArray): RpcServer = coRegister(name, handler)
@@ -94,5 +72,8 @@ public fun RpcServer.registerSuspend(name: String, handler: suspend (RpcRequest)
 @Deprecated(RENAMED, ReplaceWith("awaitBind()", "io.jrdma.kotlin.awaitBind"), DeprecationLevel.WARNING)
 public suspend fun RpcServer.bindAwait(): DisposableRpcServer = awaitBind()
 
-@Deprecated(RENAMED, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
-public suspend fun DisposableRpcServer.disposeAwait(): Unit = awaitDispose()
+@Deprecated(ONE_LIFECYCLE, ReplaceWith("awaitDispose()", "io.jrdma.kotlin.awaitDispose"), DeprecationLevel.WARNING)
+public suspend fun RpcClient.awaitClose(): Unit = awaitDispose()
+
+@Deprecated(ONE_LIFECYCLE, ReplaceWith("awaitOnDispose()", "io.jrdma.kotlin.awaitOnDispose"), DeprecationLevel.WARNING)
+public suspend fun RpcClient.awaitOnClose(): Unit = awaitOnDispose()

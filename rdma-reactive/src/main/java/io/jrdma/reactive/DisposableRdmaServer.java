@@ -1,13 +1,11 @@
 package io.jrdma.reactive;
 
 import io.jrdma.reactive.internal.core.ConnectionCore;
-import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.core.Inbox;
 import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.net.InetSocketAddress;
-import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -18,24 +16,23 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
  * A listening server: its accepted connections, and a lifecycle. Take connections with
  * {@link #accept()} or {@link #connections()} (any number of takers, each connection to one), or
- * give the server a per-connection function before binding ({@link RdmaServer#handle}).
+ * give the server a per-connection function before binding ({@link RdmaServer#handle}). Its
+ * lifecycle is {@link RdmaDisposable}'s: {@link #dispose()} stops listening and starts closing the
+ * accepted connections without waiting; {@link #disposeNow()} waits; {@link #onDispose()} tells the end.
  */
-public final class DisposableRdmaServer implements Disposable {
+public final class DisposableRdmaServer extends AbstractRdmaDisposable {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
 
     private final Inbox<RdmaConnection> accepted = new Inbox<>(RdmaConnection::dispose);
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;  // null: taken by accept()
     private final Disposable.Composite handling = Disposables.composite();
-    private final Sinks.Empty<Void> closed = Sinks.empty();
     private volatile Listener listener;
-    private volatile boolean disposed;
 
     private final Lifecycle lifecycle;
 
@@ -52,7 +49,7 @@ public final class DisposableRdmaServer implements Disposable {
     /** On a setup thread: to the handler (on the connection's loop), else to the next taker. */
     void connected(ConnectionCore core) {
         RdmaConnection c = new RdmaConnection(core);
-        if (disposed) {
+        if (isDisposed()) {
             c.dispose();
             return;
         }
@@ -67,7 +64,7 @@ public final class DisposableRdmaServer implements Disposable {
             core.loop().execute(() -> handle(c));
         } else {
             accepted.deliver(c);
-            if (disposed) accepted.takeUnread().forEach(RdmaConnection::dispose);  // raced with disposeLater()
+            if (isDisposed()) accepted.takeUnread().forEach(RdmaConnection::dispose);  // raced with disposeLater()
         }
     }
 
@@ -100,7 +97,7 @@ public final class DisposableRdmaServer implements Disposable {
      * taker, the one that waited longest; a taker that cancels leaves it to the next. Fails with
      * {@link ConnectionException.Closed} once the server is disposed and no accepted connection is
      * left, and with {@link IllegalStateException} on a server whose connections go to a
-     * {@link RdmaServer#handle handler}. The taker owns the connection: close it.
+     * {@link RdmaServer#handle handler}. The taker owns the connection: dispose it.
      *
      * @return emits the next accepted connection
      */
@@ -153,64 +150,15 @@ public final class DisposableRdmaServer implements Disposable {
 
     /**
      * Stops listening at once ({@link #connections()} completes, handlers are cancelled) and closes
-     * the connections it accepted, all concurrently. The returned {@code Mono} completes when they are closed and the
-     * listening port is free (the same moment as {@link #onDispose()}); the stopping happens on
-     * the first call, subscribed or not. Blocks no thread: use it where {@link #dispose()} would wait.
-     *
-     * @return completes when the server and its connections are closed
-     */
-    public Mono<Void> disposeLater() {
-        boolean first;
-        synchronized (this) {
-            first = !disposed;
-            disposed = true;
-        }
-        if (first) {
-            accepted.close(() -> new ConnectionException.Closed(this + " is disposed: it accepts no more connections"));
-            accepted.takeUnread().forEach(RdmaConnection::dispose);
-            handling.dispose();
-            listener.close().subscribe(null, closed::tryEmitError, closed::tryEmitEmpty);
-        }
-        return closed.asMono();
-    }
-
-    /**
-     * {@link #disposeLater()}, waiting up to 30 s for the connections to close, except on a Reactor
-     * thread that must not block (such as {@code parallel}, or a loop), where it returns without waiting.
+     * the connections it accepted, all concurrently; {@link #onDispose()} completes when they are
+     * closed and the listening port is free.
      */
     @Override
-    public void dispose() {
-        Disposal.dispose(disposeLater(), this);
-    }
-
-    /** {@link #disposeNow(Duration)} waiting up to 30 s. */
-    public void disposeNow() {
-        disposeNow(Disposal.BLOCKING_DISPOSE_TIMEOUT);
-    }
-
-    /**
-     * {@link #disposeLater()} and waits for it, at most {@code timeout}: throws
-     * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
-     * thread that must not block, such as a loop.
-     *
-     * @param timeout how long to wait at most
-     */
-    public void disposeNow(Duration timeout) {
-        Disposal.disposeNow(disposeLater(), this, timeout);
-    }
-
-    /**
-     * Completes when the server is disposed and every connection it accepted is closed.
-     *
-     * @return completes then; nothing is disposed by subscribing
-     */
-    public Mono<Void> onDispose() {
-        return closed.asMono();
-    }
-
-    @Override
-    public boolean isDisposed() {
-        return disposed;
+    protected Mono<Void> disposal() {
+        accepted.close(() -> new ConnectionException.Closed(this + " is disposed: it accepts no more connections"));
+        accepted.takeUnread().forEach(RdmaConnection::dispose);
+        handling.dispose();
+        return listener == null ? Mono.empty() : listener.close();
     }
 
     @Override

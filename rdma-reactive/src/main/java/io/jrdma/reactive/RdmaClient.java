@@ -97,7 +97,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * {@link #connect()}, waiting for it on this thread: never on a loop or a setup thread, nor
      * in a {@code Mono}'s operator. As Reactor Netty's {@code connectNow()}.
      *
-     * @return the established connection, which the caller owns and closes
+     * @return the established connection, which the caller owns and disposes
      * @throws ConnectionException as {@link #connect()} fails; its {@link ConnectionException.Timeout}
      *         after the connect timeout, plus a margin of 5 s for the timeout's own signal
      */
@@ -113,7 +113,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * {@link RdmaResources} run at once; more wait and start in order, within their connectTimeout
      * (a burst of 512 finishes in order instead of all at once, past the timeout).
      *
-     * @return emits the established connection, which the subscriber owns and closes; fails with a
+     * @return emits the established connection, which the subscriber owns and disposes; fails with a
      *         {@link ConnectionException} ({@link ConnectionException.Rejected},
      *         {@link ConnectionException.Unreachable}, {@link ConnectionException.Timeout},
      *         {@link ConnectionException.Protocol}) saying which step failed
@@ -135,13 +135,13 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                         try {
                             lifecycle.established(c);
                         } catch (RuntimeException e) {
-                            c.close().subscribe(null, ignored -> { });
+                            c.dispose();
                             waiter.fail(e);
                             return;
                         }
                         if (waiter.offer(c.tracked(site))) return;
                         c.untrack();
-                        c.close().subscribe();
+                        c.dispose();
                     }
 
                     @Override

@@ -2,7 +2,6 @@ package io.jrdma.reactive;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.reactive.internal.core.ConnectionCore;
-import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.internal.core.Op;
@@ -78,7 +77,7 @@ import reactor.util.Loggers;
  * waiting at most the operation timeout for it; arrays larger than the pool's buffers fail with
  * {@link IllegalArgumentException}.
  */
-public final class RdmaConnection implements Disposable {
+public final class RdmaConnection implements RdmaDisposable {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
 
     private final ConnectionCore core;
@@ -134,12 +133,12 @@ public final class RdmaConnection implements Disposable {
             int unread = core.unreadMessages();
             if (!core.isClosing()) {
                 return new Leaks.Leak(description, "became unreachable without being closed", "Not closed by the leak detector: its QP,"
-                        + " receive buffers and exposed memory stay allocated until the process exits; close or dispose every"
+                        + " receive buffers and exposed memory stay allocated until the process exits; dispose every"
                         + " connection connect(), accept() or connections() hands out");
             }
             if (unread > 0) {
                 return new Leaks.Leak(description, "became unreachable without being closed, with " + unread + " message(s) its peer"
-                        + " sent before closing unread", "Their receive buffers stay registered until the process exits: close()"
+                        + " sent before closing unread", "Their receive buffers stay registered until the process exits: dispose()"
                         + " releases them");
             }
             return null;  // its peer or an error closed it, and it holds nothing
@@ -477,7 +476,7 @@ public final class RdmaConnection implements Disposable {
      * here) and fails with {@link ConnectionException.Closed} carrying the cause when an error
      * closed it ({@link ConnectionException.Closed#isOrderly()}). When the peer closes (it may SEND
      * and disconnect at once), its last messages stay readable here and through {@link #receive()}
-     * until received or until {@link #close()}, which releases those left.
+     * until received or until {@link #dispose()}, which releases those left.
      *
      * @return the messages in arrival order, each owned by the subscriber until it releases it
      */
@@ -662,45 +661,52 @@ public final class RdmaConnection implements Disposable {
         return config;
     }
 
-    /** {@return true once closing has begun (locally, by the peer, or on an error)} */
-    public boolean isClosed() {
-        return core.isClosing();
-    }
-
     /**
-     * Completes when the connection is fully closed (peer gone, failure, or {@link #close()}).
+     * True once closing has begun.
      *
-     * @return completes once every native resource of the connection is freed, also after a failure; never fails
+     * @return {@link #isDisposed()}
+     * @deprecated the lifecycle is {@link RdmaDisposable}'s: use {@link #isDisposed()}
      */
-    public Mono<Void> onClose() {
-        return holding(core.onClose());
+    @Deprecated(forRemoval = true, since = "0.1.0")
+    public boolean isClosed() {
+        return isDisposed();
     }
 
     /**
-     * Closes when subscribed, like every {@code Mono}: {@code conn.close();} alone does nothing;
-     * use {@link #dispose()} to close at once without waiting. Disconnects, flushes every
-     * outstanding WR (their {@code Mono}s fail with a flush error), waits for all completions,
-     * then frees native resources in reverse order; completes when that is done. Received messages
-     * nobody took are released; also call it on a connection the peer closed whose last messages
-     * you will not read.
+     * Completes when the connection is fully closed.
+     *
+     * @return {@link #onDispose()}
+     * @deprecated the lifecycle is {@link RdmaDisposable}'s: use {@link #onDispose()}
+     */
+    @Deprecated(forRemoval = true, since = "0.1.0")
+    public Mono<Void> onClose() {
+        return onDispose();
+    }
+
+    /**
+     * Closes when subscribed, like every {@code Mono}: {@code conn.close();} alone does nothing.
      *
      * @return closes when subscribed; completes once the connection is destroyed
+     * @deprecated a lazy {@code Mono} that closes nothing until subscribed: use {@link #disposeNow()}
+     *             to close and wait, {@link #dispose()} to close without waiting, and
+     *             {@link #onDispose()} (or {@link #disposeLater()}) to continue when it is over
      */
+    @Deprecated(forRemoval = true, since = "0.1.0")
     public Mono<Void> close() {
-        return leak == null ? core.close() : Mono.defer(() -> {
-            untrack();
-            return core.close();
-        });
+        return Mono.defer(this::disposeLater);
     }
 
-    // ------------------------------------------------------------------------------ Reactor's lifecycle vocabulary
+    // ------------------------------------------------------------------------------ the lifecycle (RdmaDisposable)
 
     /** The longest {@link #disposeNow()} waits: the drain deadline of a closing connection, plus margin. */
     public static final Duration DISPOSE_NOW_TIMEOUT = Duration.ofSeconds(15);
 
     /**
-     * Starts closing now and returns without waiting ({@link #close()}, subscribed); idempotent.
-     * {@link #onDispose()} completes when it is done.
+     * Starts closing now and returns without waiting; idempotent. Disconnects, flushes every
+     * outstanding WR (their {@code Mono}s fail with a flush error), waits for all completions,
+     * then frees native resources in reverse order, on the connection's loop; {@link #onDispose()}
+     * completes when that is done. Received messages nobody took are released: also dispose a
+     * connection the peer closed whose last messages you will not read.
      */
     @Override
     public void dispose() {
@@ -708,45 +714,29 @@ public final class RdmaConnection implements Disposable {
         core.close().subscribe(null, e -> LOG.warn("closing " + this + " failed", e));
     }
 
-    /** True once closing has begun, as {@link #isClosed()}. */
+    /** {@return true once closing has begun (locally, by the peer, or on an error)} */
     @Override
     public boolean isDisposed() {
         return core.isClosing();
     }
 
     /** {@link #disposeNow(Duration)} with {@link #DISPOSE_NOW_TIMEOUT}. */
+    @Override
     public void disposeNow() {
         disposeNow(DISPOSE_NOW_TIMEOUT);
     }
 
     /**
-     * Closes and waits until every native resource is freed, at most {@code timeout}: throws
-     * {@link IllegalStateException} if it took longer (the closing goes on) or when called on a
-     * thread that must not block, such as the connection's loop, where the closing starts anyway
-     * (use {@link #dispose()} and {@link #onDispose()} there).
+     * Completes when the connection is fully closed, whoever closed it (the peer, a failure, {@link #dispose()}).
      *
-     * @param timeout how long to wait at most
+     * @return completes once every native resource of the connection is freed, also after a failure; never fails
      */
-    public void disposeNow(Duration timeout) {
-        untrack();
-        Disposal.disposeNow(core.close(), this, timeout);
-    }
-
-    /**
-     * Completes when the connection is fully closed, whoever closed it: {@link #onClose()}.
-     *
-     * @return completes once every native resource of the connection is freed
-     */
+    @Override
     public Mono<Void> onDispose() {
         return holding(core.onClose());
     }
 
-    /**
-     * Disposes {@code resource} once this connection is fully closed (at once if it is).
-     *
-     * @param resource what to dispose, e.g. the subscription that serves this connection
-     * @return this connection
-     */
+    @Override
     public RdmaConnection onDispose(Disposable resource) {
         Objects.requireNonNull(resource, "resource");
         core.onClose().subscribe(null, e -> resource.dispose(), resource::dispose);

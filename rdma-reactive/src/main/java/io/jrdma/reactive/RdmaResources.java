@@ -1,11 +1,9 @@
 package io.jrdma.reactive;
 
 import io.jrdma.reactive.internal.ResourcesCore;
-import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.memory.MemoryDomain;
 import java.util.List;
-import reactor.core.Disposable;
 import reactor.core.publisher.Mono;
 
 /**
@@ -17,10 +15,11 @@ import reactor.core.publisher.Mono;
  * connections. Loop threads are Reactor {@code NonBlocking}: a {@code block()} on them fails at
  * once instead of freezing every connection of the loop.
  *
- * <p>{@link #dispose()} and {@link #disposeLater()} close every server and connection still open
- * on these resources, then stop their threads.
+ * <p>Its lifecycle is {@link RdmaDisposable}'s: {@link #dispose()} starts closing every server
+ * and connection still open on these resources, then stops their threads, and returns at once;
+ * {@link #disposeNow()} waits for that; {@link #onDispose()} completes when it is done.
  */
-public final class RdmaResources implements Disposable {
+public final class RdmaResources extends AbstractRdmaDisposable {
     private static final class Shared {
         static final RdmaResources INSTANCE = new RdmaResources(new ResourcesCore("jrdma", defaultLoops(), true));
     }
@@ -99,26 +98,11 @@ public final class RdmaResources implements Disposable {
 
     /**
      * Refuses new connections from now on and closes every server and connection, concurrently;
-     * then stops the threads. Completes when all of that is done. Blocks no thread.
-     *
-     * @return completes once everything is closed and the threads have stopped
+     * then stops the threads. {@link #onDispose()} completes when all of that is done.
      */
-    public Mono<Void> disposeLater() {
+    @Override
+    protected Mono<Void> disposal() {
         return core.disposeLater();
-    }
-
-    /**
-     * {@link #disposeLater()}, waiting up to 30 s for the connections to close, except on a Reactor
-     * thread that must not block (a loop thread included), where it returns without waiting.
-     */
-    @Override
-    public void dispose() {
-        Disposal.dispose(disposeLater(), this);
-    }
-
-    @Override
-    public boolean isDisposed() {
-        return core.isDisposed();
     }
 
     @Override

@@ -7,6 +7,7 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaDisposable;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.time.Duration;
@@ -52,7 +53,7 @@ import reactor.util.Loggers;
  *     {@code publishOn} a scheduler for blocking work.</li>
  * </ul>
  */
-public final class RpcClient {
+public final class RpcClient implements RdmaDisposable {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.rpc");
     private static final Duration RETRY_BACKOFF = Duration.ofMillis(20);
     private static final Duration MAX_RETRY_BACKOFF = Duration.ofSeconds(1);
@@ -119,7 +120,7 @@ public final class RpcClient {
      * Connects and exchanges the protocol hello; emits a client ready to call.
      *
      * @param rdma the connection to make; its {@code connectTimeout} also bounds the hello
-     * @return emits the client, which the subscriber owns and closes; fails with the connection's
+     * @return emits the client, which the subscriber owns and disposes; fails with the connection's
      *         error, or an {@link RpcException} when the hello failed (the connection is then closed)
      */
     public static Mono<RpcClient> connect(RdmaClient rdma) {
@@ -131,7 +132,7 @@ public final class RpcClient {
      *
      * @param rdma     the connection to make
      * @param defaults the options of calls that give none
-     * @return emits the client, which the subscriber owns and closes
+     * @return emits the client, which the subscriber owns and disposes
      */
     public static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults) {
         Objects.requireNonNull(defaults, "defaults");
@@ -142,7 +143,7 @@ public final class RpcClient {
             Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0);
             return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
                     .map(bytes -> client.opened(Hello.decode(bytes)))
-                    .onErrorResume(e -> client.close().then(Mono.error(e)));
+                    .onErrorResume(e -> client.disposeLater().then(Mono.error(e)));
         });
     }
 
@@ -508,23 +509,51 @@ public final class RpcClient {
 
     // ------------------------------------------------------------------------------ lifecycle
 
-    /**
-     * Closes the connection; outstanding calls fail with {@link RpcException.ConnectionLost}.
-     *
-     * @return closes when subscribed, as {@link RdmaConnection#close()}; completes once the connection is destroyed
-     */
-    public Mono<Void> close() {
-        return connection.close();
+    /** Starts closing the connection and returns at once; outstanding calls fail with {@link RpcException.ConnectionLost}. */
+    @Override
+    public void dispose() {
+        connection.dispose();
+    }
+
+    /** {@return true once the connection began closing, by either side or a failure} */
+    @Override
+    public boolean isDisposed() {
+        return connection.isDisposed();
     }
 
     /** {@return completes when the connection is fully closed, by either side or a failure} */
-    public Mono<Void> onClose() {
-        return connection.onClose();
+    @Override
+    public Mono<Void> onDispose() {
+        return connection.onDispose();
     }
 
-    /** {@return true once the connection began closing} */
+    /**
+     * Closes when subscribed.
+     *
+     * @return closes when subscribed; completes once the connection is destroyed
+     * @deprecated a lazy {@code Mono}: use {@link #disposeNow()}, or {@link #dispose()} and {@link #onDispose()}
+     */
+    @Deprecated(forRemoval = true, since = "0.1.0")
+    public Mono<Void> close() {
+        return Mono.defer(this::disposeLater);
+    }
+
+    /**
+     * {@return {@link #onDispose()}}
+     * @deprecated use {@link #onDispose()}
+     */
+    @Deprecated(forRemoval = true, since = "0.1.0")
+    public Mono<Void> onClose() {
+        return onDispose();
+    }
+
+    /**
+     * {@return {@link #isDisposed()}}
+     * @deprecated use {@link #isDisposed()}
+     */
+    @Deprecated(forRemoval = true, since = "0.1.0")
     public boolean isClosed() {
-        return connection.isClosed();
+        return isDisposed();
     }
 
     /** {@return the connection underneath, e.g. for its own operations next to the calls} */

@@ -77,7 +77,7 @@ final class ServerSession {
     Mono<Void> close() {
         Disposable s = subscription;
         if (s != null) s.dispose();
-        return connection.close();
+        return connection.disposeLater();
     }
 
     @Override
@@ -338,7 +338,7 @@ final class ServerSession {
      * are cut to fit a SEND.
      */
     void respond(RequestHeader h, RpcStatus status, byte[] payload) {
-        if (connection.isClosed()) {
+        if (connection.isDisposed()) {
             core.responseFailures.increment();
             return;
         }

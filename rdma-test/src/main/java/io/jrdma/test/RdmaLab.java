@@ -181,7 +181,7 @@ public final class RdmaLab {
             }
             LockSupport.parkNanos(Duration.ofMillis(10).toNanos());
         }
-        resources.dispose();
+        resources.disposeNow();
         return leaks;
     }
 

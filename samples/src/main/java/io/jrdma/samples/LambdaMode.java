@@ -78,7 +78,7 @@ final class LambdaMode implements Callable<Integer> {
             session.out.println("client disconnected");
             return 0;
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -94,7 +94,7 @@ final class LambdaMode implements Callable<Integer> {
         session.out.printf("rdma lambda: connected to %s:%d over %s%n", options.server, options.port, options.transportName());
         AtomicBoolean ending = new AtomicBoolean();
         // the server may go while we wait for input: say so and exit then, not at the next line
-        rpc.onClose().subscribe(null, null, () -> {
+        rpc.onDispose().subscribe(null, null, () -> {
             if (!ending.get()) session.serverGone("lambda", true);
         });
         try {
@@ -120,7 +120,7 @@ final class LambdaMode implements Callable<Integer> {
             return status;
         } finally {
             ending.set(true);
-            rpc.close().block(options.timeout());
+            rpc.disposeNow(options.timeout());
         }
     }
 

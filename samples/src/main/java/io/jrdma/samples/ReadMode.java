@@ -77,7 +77,7 @@ final class ReadMode implements Callable<Integer> {
             return c.send("ready")
                     .doOnSuccess(done -> System.out.printf("exposed %d bytes for RDMA READ; the reads will not involve this side's CPU%n",
                             text.length))
-                    .then(c.onClose());  // no timeout: the client reads for as long as its user likes
+                    .then(c.onDispose());  // no timeout: the client reads for as long as its user likes
         });
     }
 

@@ -89,7 +89,7 @@ final class Session implements AutoCloseable {
                     }
                     return Mono.empty();
                 })
-                .then(Mono.defer(() -> c.close().timeout(options.timeout()).onErrorResume(e -> Mono.empty())));
+                .then(Mono.defer(() -> c.disposeLater().timeout(options.timeout()).onErrorResume(e -> Mono.empty())));
     }
 
     /** A work request flushed because the connection closed, and it closed because the peer went: a disconnect, not an error. */
@@ -149,7 +149,7 @@ final class Session implements AutoCloseable {
      */
     RdmaConnection connected(String mode, RdmaConnection c) {
         out.printf("rdma %s: connected to %s:%d over %s%n", mode, options.server, options.port, options.transportName());
-        c.onClose().subscribe(null, null, () -> {
+        c.onDispose().subscribe(null, null, () -> {
             // during an operation, it fails for the same reason and its line says more (what was under way)
             if (operating.get() == 0) serverGone(mode, true);
         });
@@ -170,7 +170,7 @@ final class Session implements AutoCloseable {
             return result;
         } finally {
             operating.decrementAndGet();
-            if (done && c.isClosed()) serverGone(mode, true);
+            if (done && c.isDisposed()) serverGone(mode, true);
         }
     }
 
@@ -223,7 +223,7 @@ final class Session implements AutoCloseable {
         if (closing) return;
         closing = true;
         DisposableRdmaServer s = server;
-        if (s != null) s.dispose();   // stops listening and closes what it accepted
-        resources.dispose();           // closes every other connection: flush, drain, free in reverse order
+        if (s != null) s.dispose();   // stops listening and starts closing what it accepted; returns at once
+        resources.disposeNow();        // closes every other connection (flush, drain, free in reverse order) and waits
     }
 }

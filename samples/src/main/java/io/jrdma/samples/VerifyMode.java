@@ -62,7 +62,7 @@ final class VerifyMode implements Callable<Integer> {
     /** A C client says nothing: its WRITE and READ leave no trace here, so the memory is shown after it disconnected. */
     private Mono<Void> serveCPeer(RdmaConnection c) {
         RegisteredBuffer memory = c.exposedBuffer().retain();  // kept past the connection, whose QP is gone by then
-        return c.onClose()  // no timeout: the client's pace
+        return c.onDispose()  // no timeout: the client's pace
                 .then(Mono.<Void>fromRunnable(() -> {
                     int length = 0;
                     while (length < memory.capacity() && memory.segment().get(ValueLayout.JAVA_BYTE, length) != 0) length++;

@@ -101,8 +101,8 @@ public final class AllocBench {
             }
             source.release();
         } finally {
-            client.close().block(TIMEOUT);
-            server.dispose();
+            client.disposeNow(TIMEOUT);
+            server.disposeNow();
         }
         System.out.printf(Locale.ROOT, "%nallocation per operation, %d B, %d in flight, %s polling, %d operations per row (after as many warm-up)%n",
                 size, inFlight, polling, ops);

@@ -92,7 +92,7 @@ final class ReactiveEnds {
             try {
                 control.call("peer", Map.of(), Ends.SETUP);
             } catch (Exception e) {
-                rpc.close().block(Ends.SETUP);
+                rpc.disposeNow(Ends.SETUP);
                 throw e;
             }
             return new RpcEnd(row, rpc);
@@ -201,7 +201,7 @@ final class ReactiveEnds {
 
         @Override
         public void close() {
-            rpc.close().block(Ends.SETUP);
+            rpc.disposeNow(Ends.SETUP);
         }
     }
 

@@ -50,7 +50,7 @@ internal object KotlinEnds {
             try {
                 control.call("peer", emptyMap(), Ends.SETUP)
             } catch (e: Exception) {
-                rpc.close().block(Ends.SETUP)
+                rpc.disposeNow(Ends.SETUP)
                 throw e
             }
             return RpcEnd(row, rpc)
@@ -182,7 +182,7 @@ internal object KotlinEnds {
         }
 
         override fun close() {
-            rpc.close().block(Ends.SETUP)
+            rpc.disposeNow(Ends.SETUP)
         }
     }
 

@@ -5,9 +5,8 @@ import io.jrdma.interop.CPeer
 import io.jrdma.interop.CPeerResult
 import io.jrdma.kotlin.awaitAccept
 import io.jrdma.kotlin.awaitBind
-import io.jrdma.kotlin.awaitClose
-import io.jrdma.kotlin.awaitConnect
 import io.jrdma.kotlin.awaitDispose
+import io.jrdma.kotlin.awaitConnect
 import io.jrdma.kotlin.awaitRead
 import io.jrdma.kotlin.awaitReceive
 import io.jrdma.kotlin.awaitWrite
@@ -54,7 +53,7 @@ class CInteropTest {
             val text = "written by a coroutine".toByteArray(Charsets.US_ASCII)
             c.awaitWrite(text, remote, 0)
             assertArrayEquals(text, c.awaitRead(remote, 0, text.size))
-            c.awaitClose()
+            c.awaitDispose()
             val done = withContext(Dispatchers.IO) { server.awaitExit(wait).requireSuccess() }
             done.requireLine("memory holds ${text.size} bytes: written by a coroutine$")
         }

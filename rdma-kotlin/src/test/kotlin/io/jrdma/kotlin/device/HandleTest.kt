@@ -4,7 +4,7 @@ import io.jrdma.kotlin.awaitAccept
 import io.jrdma.kotlin.awaitBind
 import io.jrdma.kotlin.awaitConnect
 import io.jrdma.kotlin.awaitDispose
-import io.jrdma.kotlin.awaitOnClose
+import io.jrdma.kotlin.awaitOnDispose
 import io.jrdma.kotlin.awaitReceive
 import io.jrdma.kotlin.awaitSend
 import io.jrdma.kotlin.handle
@@ -51,7 +51,7 @@ class HandleTest {
                 assertEquals("a", a.roundTrip("a"))
                 assertEquals("b", b.roundTrip("b"))
                 a.awaitSend("fail")
-                a.awaitOnClose()  // the server closed a's connection after its handler failed
+                a.awaitOnDispose()  // the server closed a's connection after its handler failed
                 assertEquals("b again", b.roundTrip("b again"))
             }
         }
@@ -70,7 +70,7 @@ class HandleTest {
         LabPair.client(server).awaitConnect().use { client ->
             handling.await()
             serving.cancelAndJoin()
-            client.awaitOnClose()
+            client.awaitOnDispose()
         }
         assertTrue(server.isDisposed)
         assertThrows<ConnectionException.Closed> { server.awaitAccept() }
@@ -89,7 +89,7 @@ class HandleTest {
             connected.await()
             server.awaitDispose()
             assertEquals("returned", serving.await())
-            client.awaitOnClose()
+            client.awaitOnDispose()
         }
     }
 }

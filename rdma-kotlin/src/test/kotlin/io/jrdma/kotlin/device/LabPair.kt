@@ -3,7 +3,7 @@ package io.jrdma.kotlin.device
 import io.jrdma.ffm.Access
 import io.jrdma.kotlin.awaitAccept
 import io.jrdma.kotlin.awaitBind
-import io.jrdma.kotlin.awaitClose
+import io.jrdma.kotlin.awaitDispose
 import io.jrdma.kotlin.awaitConnect
 import io.jrdma.reactive.DisposableRdmaServer
 import io.jrdma.reactive.RdmaClient
@@ -43,9 +43,9 @@ class LabPair(val server: DisposableRdmaServer, val client: RdmaConnection, val 
     }
 
     suspend fun close() = withContext(NonCancellable + Dispatchers.IO) {
-        client.awaitClose()
-        accepted.awaitClose()
-        server.dispose()
+        client.awaitDispose()
+        accepted.awaitDispose()
+        server.awaitDispose()
     }
 }
 

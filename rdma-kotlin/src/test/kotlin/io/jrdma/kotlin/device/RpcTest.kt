@@ -41,7 +41,7 @@ class RpcTest {
                             assertThrows<RpcException.UnknownFunction> { client.awaitCall("no-such-function", "x") }
                             client
                         }
-                    assertTrue(client.isClosed, "use { } closed the client")
+                    assertTrue(client.isDisposed, "use { } disposed the client")
                     server
                 }
             assertTrue(server.isDisposed, "use { } disposed the server")

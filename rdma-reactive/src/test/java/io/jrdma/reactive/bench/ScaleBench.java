@@ -195,7 +195,7 @@ public final class ScaleBench {
         RdmaConnection first = client.connect().block(SETUP_WAIT);
         long firstAccepted = System.nanoTime() + SETUP_WAIT.toNanos();
         while (accepted.isEmpty() && System.nanoTime() < firstAccepted) sleep(0.01);
-        Mono.when(first.close(), Mono.when(accepted.stream().map(RdmaConnection::onClose).toList())).block(SETUP_WAIT);
+        Mono.when(first.close(), Mono.when(accepted.stream().map(RdmaConnection::onDispose).toList())).block(SETUP_WAIT);
         accepted.clear();
 
         List<RdmaConnection> clients = connectAll(client);
@@ -351,7 +351,7 @@ public final class ScaleBench {
         long t0 = System.nanoTime();
         for (RdmaConnection c : clients) closes.add(finished(c.close(), unfinished));
         // the server's end closes on the peer's DISCONNECTED: part of what "closing N" costs
-        for (RdmaConnection c : accepted) closes.add(finished(c.onClose(), unfinished));
+        for (RdmaConnection c : accepted) closes.add(finished(c.onDispose(), unfinished));
         try {
             Mono.when(closes).block(CLOSE_WAIT);
         } catch (IllegalStateException timeout) {

@@ -82,7 +82,7 @@ class BackpressureTest {
 
             assertEquals(List.of(), failed);
             assertEquals(SEND_DEPTH, c.availableSendCredits());
-            assertFalse(c.isClosed(), "a CQ overrun would have put the QP in error and closed the connection");
+            assertFalse(c.isDisposed(), "a CQ overrun would have put the QP in error and closed the connection");
             assertEquals(1, source.refCount(), "every write gave its buffer reference back");
             RegisteredBuffer landed = p.accepted.exposedBuffer();
             for (int i = 0; i < WRITES; i++) {

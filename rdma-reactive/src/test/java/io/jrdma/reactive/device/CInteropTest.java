@@ -85,7 +85,7 @@ class CInteropTest {
             byte[] text = "written by rdma-reactive".getBytes(US_ASCII);
             byte[] back = c.write(text, remote, 0).then(c.read(remote, 0, text.length)).block(WAIT);
             assertArrayEquals(text, back);
-            c.close().block(WAIT);
+            c.disposeNow(WAIT);
             CPeerResult done = server.awaitExit(WAIT).requireSuccess();
             check(done, "memory holds " + text.length + " bytes: written by rdma-reactive$");
         }
@@ -103,12 +103,12 @@ class CInteropTest {
             check(client, "SUCCESS");
             RdmaConnection c = accepted.block(WAIT);
             assertEquals(56, c.peerPrivateData().length, "a connect request's field: the client sent none, rdma_cm padded it");
-            c.onClose().block(WAIT);  // the C client disconnected
+            c.onDispose().block(WAIT);  // the C client disconnected
             try (RegisteredBuffer region = c.exposedBuffer()) {  // closing it gives our reference back
                 assertEquals("written by C", region.string(0, 12));
             }
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -125,7 +125,7 @@ class CInteropTest {
                 c.writeWithImmediate(m, remote, offset, k).block(WAIT);  // the immediate in host order; the wire has it in network order
                 offset += m.length;
             }
-            c.close().block(WAIT);
+            c.disposeNow(WAIT);
             CPeerResult done = server.awaitExit(WAIT).requireSuccess();
             check(done, "message 1: imm_data 0x00000001 \\(1\\), byte_len 5, memory \\[0, 5\\) holds: first$");
             check(done, "message 2: imm_data 0x00000002 \\(2\\), byte_len 10, memory \\[5, 15\\) holds: second one$");
@@ -154,7 +154,7 @@ class CInteropTest {
                 m.release();
             }
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -171,7 +171,7 @@ class CInteropTest {
             assertEquals(16, reply.length());
             assertArrayEquals(new byte[16], reply.bytes(), "rdma_server's reply: its own 16 zero bytes");
             reply.release();
-            c.onClose().block(WAIT);  // rdma_server disconnects after its reply
+            c.onDispose().block(WAIT);  // rdma_server disconnects after its reply
             check(server.awaitExit(WAIT).requireSuccess(), "^rdma_server: end 0$");
         }
     }
@@ -188,7 +188,7 @@ class CInteropTest {
             CPeerResult client = CPeer.installed("rdma_client").run(WAIT, "-s", SERVER_IP, "-p", String.valueOf(port)).requireSuccess();
             check(client, "^rdma_client: end 0$");
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -205,7 +205,7 @@ class CInteropTest {
                             m.release();
                             return n;
                         })).collectList()
-                        .flatMap(lengths -> c.close().thenReturn(lengths)))  // ucmatose's client exits on the server's disconnect
+                        .flatMap(lengths -> c.disposeLater().thenReturn(lengths)))  // ucmatose's client exits on the server's disconnect
                 .cache();
         received.subscribe(v -> { }, e -> { });
         try {
@@ -214,7 +214,7 @@ class CInteropTest {
             check(client, "return status 0");
             assertEquals(List.of(100, 100, 100, 100, 100, 100, 100, 100, 100, 100), received.block(WAIT));
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -270,7 +270,7 @@ class CInteropTest {
             assertArrayEquals(text, c.write(text, remote, 0).then(c.read(remote, 0, text.length)).block(WAIT));
             out.write('D');
             assertEquals('D', in.read(), "the peer's goodbye");
-            c.close().block(WAIT);
+            c.disposeNow(WAIT);
             CPeerResult done = server.awaitExit(WAIT).requireSuccess();
             check(done, "memory holds " + text.length + " bytes: through our own exchange$");
         } catch (UncheckedIOException e) {

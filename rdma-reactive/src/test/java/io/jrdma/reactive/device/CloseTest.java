@@ -51,7 +51,7 @@ class CloseTest {
             Mono<WorkCompletion> waiting = subscribed(client.send("waits for a credit"));
             Mono<ReceivedMessage> receive = subscribed(client.receive());
 
-            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(client.disposeLater()).expectComplete().verify(TIMEOUT);
 
             for (Mono<WorkCompletion> send : inFlight) {
                 StepVerifier.create(send).expectErrorSatisfies(e -> {
@@ -63,7 +63,7 @@ class CloseTest {
             }
             StepVerifier.create(waiting).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
             StepVerifier.create(receive).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
-            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onDispose()).expectComplete().verify(TIMEOUT);
             occupying.release();
         }
     }
@@ -82,7 +82,7 @@ class CloseTest {
             assertEquals(posted, client.receivesPosted());
             List<WorkCompletion> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
             client.completions().subscribe(seen::add);
-            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(client.disposeLater()).expectComplete().verify(TIMEOUT);
             List<WorkCompletion> flushedReceives = seen.stream()
                     .filter(wc -> wc.opcode() == io.jrdma.ffm.WcOpcode.RECV && wc.status() == WcStatus.IBV_WC_WR_FLUSH_ERR).toList();
             assertEquals(posted, flushedReceives.size(), "one flush per posted receive: " + flushedReceives);
@@ -104,8 +104,8 @@ class CloseTest {
             for (String m : List.of("one", "two", "three")) StepVerifier.create(p.client.send(m)).expectNextCount(1).expectComplete().verify(TIMEOUT);
             StepVerifier.create(p.client.writeWithImmediate("four".getBytes(UTF_8), p.client.remoteBuffer(), 0, 4))
                     .expectNextCount(1).expectComplete().verify(TIMEOUT);
-            StepVerifier.create(p.client.close()).expectComplete().verify(TIMEOUT);
-            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.disposeLater()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onDispose()).expectComplete().verify(TIMEOUT);
 
             // the notification points into the exposed region: it stays registered while the message is held
             StepVerifier.create(p.accepted.receives().map(m -> {
@@ -119,7 +119,7 @@ class CloseTest {
             StepVerifier.create(p.accepted.receive())
                     .expectErrorSatisfies(e -> assertTrue(assertInstanceOf(ConnectionException.Closed.class, e).isOrderly(), e::toString))
                     .verify(TIMEOUT);
-            StepVerifier.create(p.accepted.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.disposeLater()).expectComplete().verify(TIMEOUT);
         }
     }
 
@@ -129,8 +129,8 @@ class CloseTest {
             RdmaConnection client = p.client;
             RemoteBuffer remote = client.remoteBuffer();
             RegisteredBuffer own = client.buffers().tryAcquire();
-            StepVerifier.create(client.close()).expectComplete().verify(TIMEOUT);
-            assertTrue(client.isClosed());
+            StepVerifier.create(client.disposeLater()).expectComplete().verify(TIMEOUT);
+            assertTrue(client.isDisposed());
 
             List<Mono<?>> operations = List.of(client.send("late"), client.send(own, 0, 4), client.sendWithImmediate(own, 0, 4, 1),
                     client.write("late".getBytes(UTF_8), remote, 0), client.write(own, 0, 4, remote, 0),
@@ -158,7 +158,7 @@ class CloseTest {
             ReceivedMessage kept = c.receive().block(TIMEOUT);
             assertEquals(1, clientResources.openConnections());
 
-            StepVerifier.create(c.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(c.disposeLater()).expectComplete().verify(TIMEOUT);
             assertEquals(0, clientResources.openConnections());
             assertFalse(c.buffers().isReleased(), "a buffer the application holds keeps its region registered");
             assertEquals("kept", kept.text(), "a received message stays readable until released");
@@ -174,7 +174,7 @@ class CloseTest {
             long loop = c.loopThreadId();
             assertTrue(ManagementFactory.getThreadMXBean().getThreadInfo(loop) != null, "the loop serves other connections: it stays");
         } finally {
-            clientResources.dispose();
+            clientResources.disposeNow();
         }
         LabPeers.await(() -> Thread.getAllStackTraces().keySet().stream()
                 .noneMatch(t -> t.getName().startsWith("closing-client-")), "every thread of the disposed resources ends");
@@ -187,10 +187,10 @@ class CloseTest {
             p.client.send("held by the server application").block(TIMEOUT);
             ReceivedMessage held = p.accepted.receive().block(TIMEOUT);
 
-            p.server.dispose();
-            assertTrue(p.accepted.isClosed());
-            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
-            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+            p.server.disposeNow();
+            assertTrue(p.accepted.isDisposed());
+            StepVerifier.create(p.accepted.onDispose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.onDispose()).expectComplete().verify(TIMEOUT);
             held.release();  // the accepted connection's last buffer: its teardown finishes now
             assertEquals(0, held.buffer().refCount());
         }
@@ -208,7 +208,7 @@ class CloseTest {
                         for (int i = 0; i < 3; i++) writes.add(subscribed(client.write(new byte[] {(byte) i}, remote, i)));
                     })
                     .expectNoEvent(Duration.ofMillis(300))
-                    .then(() -> client.close().subscribe())
+                    .then(() -> client.dispose())
                     .expectComplete()
                     .verify(TIMEOUT);
             // the writes did execute: closing took their completions from the CQ without emitting them
@@ -230,9 +230,9 @@ class CloseTest {
         for (int round = 0; round < 8; round++) {
             try (LabPeers p = LabPeers.withOneServerReceive(transport, 2)) {
                 ReceivedMessage occupying = p.occupyServerReceive();  // the server has no receive posted now
-                StepVerifier.create(p.accepted.close()).expectComplete().verify(TIMEOUT);
+                StepVerifier.create(p.accepted.disposeLater()).expectComplete().verify(TIMEOUT);
                 occupying.release();
-                StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+                StepVerifier.create(p.client.onDispose()).expectComplete().verify(TIMEOUT);
             }
         }
     }
@@ -253,16 +253,16 @@ class CloseTest {
 
             StepVerifier.create(Mono.fromRunnable(clientResources::dispose).subscribeOn(Schedulers.parallel()))
                     .expectComplete().verify(TIMEOUT);
-            StepVerifier.create(Mono.when(p.client.onClose(), second.onClose())).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(Mono.when(p.client.onDispose(), second.onDispose())).expectComplete().verify(TIMEOUT);
             assertEquals(0, clientResources.openConnections());
             assertTrue(clientResources.isDisposed());
 
             StepVerifier.create(Mono.fromRunnable(p.server::dispose).subscribeOn(Schedulers.parallel()))
                     .expectComplete().verify(TIMEOUT);
             StepVerifier.create(p.server.onDispose()).expectComplete().verify(TIMEOUT);
-            assertTrue(p.accepted.isClosed());
+            assertTrue(p.accepted.isDisposed());
         } finally {
-            clientResources.dispose();
+            clientResources.disposeNow();
         }
     }
 
@@ -291,12 +291,12 @@ class CloseTest {
             try {
                 RdmaConnection c = RdmaClient.create().host(LabPeers.SERVER_IP).port(port).localAddress(LabPeers.CLIENT_IP)
                         .transport(transport).connect().block(TIMEOUT);
-                StepVerifier.create(c.close()).expectComplete().verify(TIMEOUT);
+                StepVerifier.create(c.disposeLater()).expectComplete().verify(TIMEOUT);
             } finally {
                 StepVerifier.create(again.disposeLater()).expectComplete().verify(TIMEOUT);
             }
         } finally {
-            serverResources.dispose();
+            serverResources.disposeNow();
         }
     }
 }

@@ -132,10 +132,10 @@ class ConnectFailureTest {
                 m.release();
                 return text;
             })).expectNext("admitted").expectComplete().verify(TIMEOUT.multipliedBy(2));
-            both.getT1().close().block(TIMEOUT);
-            both.getT2().close().block(TIMEOUT);
+            both.getT1().disposeNow(TIMEOUT);
+            both.getT2().disposeNow(TIMEOUT);
         } finally {
-            server.dispose();
+            server.disposeNow();
             log.close();
         }
     }
@@ -170,7 +170,7 @@ class ConnectFailureTest {
                 }
                 assertServes(server, Transport.RDMA_CM);
             } finally {
-                server.dispose();
+                server.disposeNow();
             }
         }
     }
@@ -201,7 +201,7 @@ class ConnectFailureTest {
                 assertEquals(0, exchange(port, new byte[0]).length, "a port probe");
                 assertServes(server, Transport.TCP);
             } finally {
-                server.dispose();
+                server.disposeNow();
             }
         }
     }
@@ -225,7 +225,7 @@ class ConnectFailureTest {
                 assertEquals("Connection reset", reset.getMessage(), "closed by the server's disposal");
             }
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -284,8 +284,8 @@ class ConnectFailureTest {
                 assertEquals("still serving", m.text());
             }
         } finally {
-            both.getT1().close().block(TIMEOUT);
-            both.getT2().close().block(TIMEOUT);
+            both.getT1().disposeNow(TIMEOUT);
+            both.getT2().disposeNow(TIMEOUT);
         }
     }
 

@@ -50,7 +50,7 @@ class ConnectionCallbacksTest {
         try {
             RdmaConnection client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
                     .transport(transport)
-                    .doOnConnected(c -> events.add("client connected, closed " + c.isClosed()))
+                    .doOnConnected(c -> events.add("client connected, closed " + c.isDisposed()))
                     .doOnDisconnected(c -> events.add("client disconnected"))
                     .connectNow();
             assertEquals(1, count(events, "client connected, closed false"), "before connectNow returned: " + events);
@@ -68,11 +68,11 @@ class ConnectionCallbacksTest {
                 m.release();
             }).expectComplete().verify(TIMEOUT);
 
-            client.close().block(TIMEOUT);
+            client.disposeNow(TIMEOUT);
             LabPeers.await(() -> events.contains("client disconnected") && events.contains("server disconnected"),
                     "both sides' doOnDisconnected: " + events);
-            accepted.close().block(TIMEOUT);
-            client.close().block(TIMEOUT);
+            accepted.disposeNow(TIMEOUT);
+            client.disposeNow(TIMEOUT);
             assertEquals(1, count(events, "client disconnected"), "once: " + events);
             assertEquals(1, count(events, "server disconnected"), "once: " + events);
         } finally {
@@ -96,15 +96,15 @@ class ConnectionCallbacksTest {
             RdmaConnection good = base.connectNow();  // the server serves the next
             // past the refused client's server end, if set-up got that far (the peer closed it), to the good one's
             RdmaConnection accepted = server.accept()
-                    .flatMap(c -> c.remoteAddress().equals(good.localAddress()) ? Mono.just(c) : c.close().then(Mono.<RdmaConnection>empty()))
+                    .flatMap(c -> c.remoteAddress().equals(good.localAddress()) ? Mono.just(c) : c.disposeLater().then(Mono.<RdmaConnection>empty()))
                     .repeat().next().block(TIMEOUT);
             StepVerifier.create(good.send("still served")).expectNextCount(1).expectComplete().verify(TIMEOUT);
             StepVerifier.create(accepted.receive()).assertNext(m -> {
                 assertEquals("still served", m.text());
                 m.release();
             }).expectComplete().verify(TIMEOUT);
-            good.close().block(TIMEOUT);
-            accepted.close().block(TIMEOUT);
+            good.disposeNow(TIMEOUT);
+            accepted.disposeNow(TIMEOUT);
             assertEquals(1, clientGone.get(), "once");
         } finally {
             server.disposeNow();
@@ -121,7 +121,7 @@ class ConnectionCallbacksTest {
         try {
             RdmaClient client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP);
             RdmaConnection first = client.connectNow();
-            StepVerifier.create(first.onClose()).expectComplete().verify(TIMEOUT);  // the server closed it
+            StepVerifier.create(first.onDispose()).expectComplete().verify(TIMEOUT);  // the server closed it
             RdmaConnection second = client.connectNow();
             RdmaConnection accepted = server.accept().block(TIMEOUT);
             StepVerifier.create(second.send("the second")).expectNextCount(1).expectComplete().verify(TIMEOUT);
@@ -129,8 +129,8 @@ class ConnectionCallbacksTest {
                 assertEquals("the second", m.text());
                 m.release();
             }).expectComplete().verify(TIMEOUT);
-            second.close().block(TIMEOUT);
-            first.close().block(TIMEOUT);
+            second.disposeNow(TIMEOUT);
+            first.disposeNow(TIMEOUT);
         } finally {
             server.disposeNow();
         }

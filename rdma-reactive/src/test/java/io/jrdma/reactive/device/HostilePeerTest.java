@@ -138,8 +138,8 @@ class HostilePeerTest {
                         assertFalse(c.isOrderly(), a.what);
                         assertTrue(c.getMessage().contains("refused a request from the peer"), c.getMessage());
                     }).verify(TIMEOUT);
-                    StepVerifier.create(victim.onClose()).expectComplete().verify(TIMEOUT);
-                    assertFalse(good.isClosed() || goodAccepted.isClosed(), a.what);
+                    StepVerifier.create(victim.onDispose()).expectComplete().verify(TIMEOUT);
+                    assertFalse(good.isDisposed() || goodAccepted.isDisposed(), a.what);
                     assertServed(good, a.what);
                 }
             }
@@ -151,7 +151,7 @@ class HostilePeerTest {
                 closedRegion = first.peerExposed();
                 assertEquals(WcStatus.IBV_WC_SUCCESS, first.post(SendOpcode.RDMA_WRITE, closedRegion.address(), closedRegion.rkey(), 64),
                         "the advertised region is writable while its connection lives");
-                firstAccepted.close().block(TIMEOUT);  // the server closes it: the region is deregistered and freed
+                firstAccepted.disposeNow(TIMEOUT);  // the server closes it: the region is deregistered and freed
             }
             try (RawVerbsPeer second = RawVerbsPeer.connect(CLIENT_IP, server.address())) {
                 RdmaConnection secondAccepted = server.next();
@@ -162,7 +162,7 @@ class HostilePeerTest {
                         "the new connection's region (perhaps at the same address) is untouched");
                 assertServed(good, "a WRITE into a closed region");
             }
-            good.close().block(TIMEOUT);
+            good.disposeNow(TIMEOUT);
         }
     }
 
@@ -194,9 +194,9 @@ class HostilePeerTest {
                                     op + " of " + b + " with key 0x" + Integer.toHexString(key));
                             // with its own receive queue the attacked end sees its receives flush and closes; on an SRQ
                             // nothing flushes, and rxe 6.1 raises no LAST_WQE_REACHED: it closes when the attacker goes
-                            if (!srq) StepVerifier.create(attacked.onClose()).expectComplete().verify(TIMEOUT);
+                            if (!srq) StepVerifier.create(attacked.onDispose()).expectComplete().verify(TIMEOUT);
                         }
-                        StepVerifier.create(attacked.onClose()).expectComplete().verify(TIMEOUT);
+                        StepVerifier.create(attacked.onDispose()).expectComplete().verify(TIMEOUT);
                     }
                 }
             }
@@ -205,9 +205,9 @@ class HostilePeerTest {
             assertEquals("a message the server holds", held.text());
             held.release();
             sendBuffer.release();
-            assertFalse(hostileAccepted.isClosed(), "the first raw connection was not touched by the others' failures");
+            assertFalse(hostileAccepted.isDisposed(), "the first raw connection was not touched by the others' failures");
             assertServed(good, "the attacks on its buffers");
-            good.close().block(TIMEOUT);
+            good.disposeNow(TIMEOUT);
         }
     }
 
@@ -252,7 +252,7 @@ class HostilePeerTest {
             RemoteAccessException r = assertInstanceOf(RemoteAccessException.class, e, () -> LabPeers.describe(e));
             assertTrue(r.getMessage().contains("a region the peer deregistered"), r.getMessage());
             assertFalse(r.getMessage().contains("meanwhile"), "nothing else happened: " + r.getMessage());
-            StepVerifier.create(client.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(client.onDispose()).expectComplete().verify(TIMEOUT);
         }
     }
 

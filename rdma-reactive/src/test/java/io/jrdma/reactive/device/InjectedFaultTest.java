@@ -102,7 +102,7 @@ class InjectedFaultTest {
             assertFalse(closed.isOrderly(), "a fault, not a close: " + closed.getMessage());
             assertTrue(closed.getMessage().contains(why), closed.getMessage());
         }).verify(TIMEOUT);
-        StepVerifier.create(c.onClose()).expectComplete().verify(TIMEOUT);
+        StepVerifier.create(c.onDispose()).expectComplete().verify(TIMEOUT);
     }
 
     @Test
@@ -118,7 +118,7 @@ class InjectedFaultTest {
             }).verify(TIMEOUT);
             assertEquals(1, b.refCount(), "the refused post gave its reference back");
             assertEquals(p.client.config().sendQueueDepth(), p.client.availableSendCredits(), "and its credit");
-            assertFalse(p.client.isClosed(), "one refused post fails that operation, not the connection");
+            assertFalse(p.client.isDisposed(), "one refused post fails that operation, not the connection");
             StepVerifier.create(p.client.send(b, 0, 7)).expectNextCount(1).expectComplete().verify(TIMEOUT);
             StepVerifier.create(p.accepted.receive().map(m -> {
                 try (m) {
@@ -163,7 +163,7 @@ class InjectedFaultTest {
             FaultInjection.deviceFatal(tcp.client);
             for (RdmaConnection c : List.of(cm.client, tcp.client)) assertClosedBy(c, "the device reported local catastrophic error");
             // the servers' ends are on the other device: they close because their peers went
-            for (RdmaConnection c : List.of(cm.accepted, tcp.accepted)) StepVerifier.create(c.onClose()).expectComplete().verify(TIMEOUT);
+            for (RdmaConnection c : List.of(cm.accepted, tcp.accepted)) StepVerifier.create(c.onDispose()).expectComplete().verify(TIMEOUT);
         }
     }
 
@@ -175,7 +175,7 @@ class InjectedFaultTest {
             assertTrue(p.accepted.sharesReceiveQueue());
             FaultInjection.lastWqeReached(p.accepted);
             assertClosedBy(p.accepted, "the QP entered the error state without a failed request of this side");
-            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);  // and its peer learns it
+            StepVerifier.create(p.client.onDispose()).expectComplete().verify(TIMEOUT);  // and its peer learns it
         }
     }
 

@@ -64,7 +64,7 @@ class KilledPeerTest {
             assertInstanceOf(RdmaException.class, why, () -> "a typed error, not " + why);
             System.out.printf("killed after %d WRITEs; the stream ended %d ms later with %s%n", written.get(),
                     TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed), why);
-            StepVerifier.create(c.onClose()).expectComplete().verify(WAIT);
+            StepVerifier.create(c.onDispose()).expectComplete().verify(WAIT);
             StepVerifier.create(c.completions()).thenConsumeWhile(wc -> true).expectComplete().verify(WAIT);
             StepVerifier.create(c.write(new byte[8], RemoteBuffer.fromBigEndian(c.peerPrivateData(), 0), 0))
                     .expectError(RdmaException.class).verify(WAIT);

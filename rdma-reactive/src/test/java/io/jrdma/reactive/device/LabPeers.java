@@ -84,9 +84,9 @@ public final class LabPeers implements AutoCloseable {
 
     @Override
     public void close() {
-        client.close().block(TIMEOUT);
-        accepted.close().block(TIMEOUT);
-        server.dispose();
+        client.disposeNow(TIMEOUT);
+        accepted.disposeNow(TIMEOUT);
+        server.disposeNow();
     }
 
     /** Type and message of {@code e} and its causes, as a user would read them in a log. */

@@ -194,10 +194,10 @@ class LargeMessageTest {
                 throw diagnosed(e, client, a, rnrBefore);
             }
         } finally {
-            client.close().block(TIMEOUT);
-            a.close().block(TIMEOUT);
+            client.disposeNow(TIMEOUT);
+            a.disposeNow(TIMEOUT);
             server.disposeNow();
-            resources.dispose();
+            resources.disposeNow();
         }
     }
 
@@ -245,7 +245,7 @@ class LargeMessageTest {
             StepVerifier.create(Mono.zip(p.client.sendByteArray(Flux.just(small, large)).thenReturn(true), consume(p.accepted, 2)))
                     .assertNext(t -> assertEquals(checksum(small) + checksum(large), t.getT2(), "the connection went on"))
                     .expectComplete().verify(TIMEOUT);
-            assertTrue(!p.client.isClosed() && !p.accepted.isClosed());
+            assertTrue(!p.client.isDisposed() && !p.accepted.isDisposed());
         }
     }
 
@@ -268,10 +268,10 @@ class LargeMessageTest {
             ConnectionException.Closed closed = assertInstanceOf(ConnectionException.Closed.class, error.get(), LabPeers.describe(error.get()));
             RdmaOperationException read = findCause(closed, RdmaOperationException.class);
             assertNotNull(read, "the READ's error is the cause: " + LabPeers.describe(closed));
-            a.onClose().block(TIMEOUT);
+            a.onDispose().block(TIMEOUT);
         } finally {
             server.disposeNow();
-            resources.dispose();
+            resources.disposeNow();
         }
         DeviceResources.awaitNoneNewSince(before, TIMEOUT);
     }
@@ -297,12 +297,12 @@ class LargeMessageTest {
                 (m.length() == length ? whole : torn).incrementAndGet();  // the READ may have finished first: then it is whole
                 m.release();
             }).onErrorResume(e -> Mono.empty()).blockLast(Duration.ofSeconds(60));
-            assertTrue(a.isClosed(), "the receiver's connection closed");
+            assertTrue(a.isDisposed(), "the receiver's connection closed");
             assertEquals(0, torn.get(), "nothing torn delivered");
             assertTrue(whole.get() <= 1, "at most the one message, whole");
         } finally {
             server.disposeNow();
-            resources.dispose();
+            resources.disposeNow();
         }
         DeviceResources.awaitNoneNewSince(before, Duration.ofSeconds(40));
     }
@@ -323,7 +323,7 @@ class LargeMessageTest {
                 m.release();
             }, e -> { });
             Mono.delay(Duration.ofMillis(50)).block();
-            p.client.close().block(TIMEOUT);
+            p.client.disposeNow(TIMEOUT);
             AtomicReference<Throwable> error = new AtomicReference<>();
             send.onErrorResume(e -> {
                 error.set(e);
@@ -334,9 +334,9 @@ class LargeMessageTest {
             } else {
                 assertEquals(1, whole.get(), "a send that completed was read whole");
             }
-            p.accepted.onClose().block(TIMEOUT);
+            p.accepted.onDispose().block(TIMEOUT);
         } finally {
-            resources.dispose();
+            resources.disposeNow();
         }
         DeviceResources.awaitNoneNewSince(before, Duration.ofSeconds(40));
     }

@@ -60,7 +60,7 @@ class LeakDetectionDeviceTest {
     void close() {
         listening.dispose();
         peers.close();
-        resources.dispose();
+        resources.disposeNow();
     }
 
     private RdmaClient client() {
@@ -87,7 +87,7 @@ class LeakDetectionDeviceTest {
         assertTrue(r.toString().contains("LeakDetectionDeviceTest.connectAndDrop("), r::toString);
         // only reported: the peer still has its connection, which the client's close would have ended
         assertFalse(accepted[0].isDisposed(), "the leaked connection was left open");
-        accepted[0].close().block(LabPeers.TIMEOUT);
+        accepted[0].disposeNow(LabPeers.TIMEOUT);
     }
 
     /** Connects a second client to the peers' server, keeps only its server end, and returns the client's description. */
@@ -110,7 +110,7 @@ class LeakDetectionDeviceTest {
         next.subscribe(c -> { }, e -> { });
         RdmaConnection c = client().connect().block(LabPeers.TIMEOUT);
         RdmaConnection a = next.block(LabPeers.TIMEOUT);
-        c.close().block(LabPeers.TIMEOUT);
+        c.disposeNow(LabPeers.TIMEOUT);
         a.dispose();  // dispose() counts as closing, as close() does
     }
 

@@ -170,7 +170,7 @@ class LifecycleTest {
                 StepVerifier.create(accepted.onDispose()).expectComplete().verify(TIMEOUT);
             }
         } finally {
-            server.dispose();
+            server.disposeNow();
             clients.forEach(RdmaConnection::disposeNow);
         }
     }
@@ -222,7 +222,7 @@ class LifecycleTest {
             server.disposeNow();
             StepVerifier.create(served.onDispose()).expectComplete().verify(TIMEOUT);
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 

@@ -119,7 +119,7 @@ class LinkFaultTest {
             assertTrue(reported < OPERATION_TIMEOUT.toMillis(), "within the operation timeout: " + reported + " ms");
             System.out.printf("%s: the server's RoCE packets dropped after %d WRITEs; RetryExceededException %d ms later (6 retries): %s%n",
                     timeout, writes.done.get(), reported, r.getMessage());
-            StepVerifier.create(p.client.onClose()).expectComplete().verify(WAIT);
+            StepVerifier.create(p.client.onDispose()).expectComplete().verify(WAIT);
 
             LabNetwork.stopDropping(NETDEV_B);
             assertNewConnectionWorks(timeout.transport);
@@ -151,7 +151,7 @@ class LinkFaultTest {
             assertTrue(t.wasPosted(), t.getMessage());
             System.out.printf("%s, 7 retries: %d ms after the peer went silent: %s%n", transport, writes.millisSince(silent), t.getMessage());
             LabNetwork.stopDropping(NETDEV_B);
-            p.client.close().block(WAIT);  // the WRITEs still in flight flush: their buffers and credits come back
+            p.client.disposeNow(WAIT);  // the WRITEs still in flight flush: their buffers and credits come back
             assertEquals(p.client.config().sendQueueDepth(), p.client.availableSendCredits());
         }
     }
@@ -193,10 +193,10 @@ class LinkFaultTest {
                 // (waiting for onClose() here hung until the verifier's timeout, CI 2026-11-25)
                 LabNetwork.linkUp(NETDEV_A);
                 LabNetwork.awaitActive();
-                p.client.close().block(WAIT);
+                p.client.disposeNow(WAIT);
                 assertEquals(p.client.config().sendQueueDepth(), p.client.availableSendCredits());
             } else {
-                StepVerifier.create(p.client.onClose()).expectComplete().verify(WAIT);  // the QP error closed it
+                StepVerifier.create(p.client.onDispose()).expectComplete().verify(WAIT);  // the QP error closed it
                 LabNetwork.linkUp(NETDEV_A);
                 LabNetwork.awaitActive();
             }

@@ -84,10 +84,10 @@ class LoopSharingTest {
             for (Mono<WorkCompletion> w : held) StepVerifier.create(w).expectNextCount(1).expectComplete().verify(TIMEOUT);
             LabPeers.await(() -> withoutDemand.getReceivedOnNext().size() == 4, "the four completions are emitted once requested");
             withoutDemand.cancel();
-            for (RdmaConnection c : clients) c.close().block(TIMEOUT);
+            for (RdmaConnection c : clients) c.disposeNow(TIMEOUT);
         } finally {
-            server.dispose();
-            oneLoop.dispose();
+            server.disposeNow();
+            oneLoop.disposeNow();
         }
     }
 
@@ -118,9 +118,9 @@ class LoopSharingTest {
                     }).expectComplete().verify(TIMEOUT);
             assertEquals(1, received.refCount(), "the SEND's reference is gone; the message's own is left");
             m.release();
-            clients.forEach(c -> c.close().block(TIMEOUT));
+            clients.forEach(c -> c.disposeNow(TIMEOUT));
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 
@@ -147,9 +147,9 @@ class LoopSharingTest {
             byte[] expected = shared.bytes(0, 4096);
             for (byte[] r : reads) assertArrayEquals(expected, r);
             assertTrue(reads.size() == 2);
-            clients.forEach(c -> c.close().block(TIMEOUT));
+            clients.forEach(c -> c.disposeNow(TIMEOUT));
         } finally {
-            server.dispose();
+            server.disposeNow();
         }
     }
 

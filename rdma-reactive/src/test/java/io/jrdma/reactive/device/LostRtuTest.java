@@ -48,7 +48,7 @@ class LostRtuTest {
                     .transport(Transport.RDMA_CM).connect().block(TIMEOUT);
             client.send("one").block(TIMEOUT);
             client.send("two").block(TIMEOUT);
-            client.close().block(TIMEOUT);
+            client.disposeNow(TIMEOUT);
             assertTrue(LabNetwork.dropped(LabNetwork.NETDEV_A) >= 1, "the client's RTU was dropped");
             assertEquals(List.of("one", "two"), received.block(TIMEOUT), "the server's connection and its messages");
         } finally {

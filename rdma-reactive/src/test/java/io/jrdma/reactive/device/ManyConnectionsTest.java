@@ -137,9 +137,9 @@ class ManyConnectionsTest {
             System.out.printf("%d connections closed in %.1f s%n", 2 * CONNECTIONS, (System.nanoTime() - closing) / 1e9);
             assertEquals(0, resources.openConnections());
         } finally {
-            clients.forEach(c -> c.close().subscribe());
-            server.dispose();
-            resources.dispose();
+            clients.forEach(c -> c.dispose());
+            server.disposeNow();
+            resources.disposeNow();
         }
         LabPeers.await(() -> threadsNamed("scale-") == 0, "every thread of the resources ends when they are disposed");
     }

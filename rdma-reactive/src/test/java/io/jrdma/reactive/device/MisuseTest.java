@@ -72,7 +72,7 @@ class MisuseTest {
                 }
                 foreign.close();
             }
-            assertFalse(p.client.isClosed(), "a refused buffer is the caller's error, not the connection's");
+            assertFalse(p.client.isDisposed(), "a refused buffer is the caller's error, not the connection's");
             StepVerifier.create(p.client.send("still usable")).expectNextCount(1).expectComplete().verify(TIMEOUT);
             StepVerifier.create(p.accepted.receive().map(m -> {
                 try (m) {
@@ -96,7 +96,7 @@ class MisuseTest {
                     assertTrue(e.getMessage().contains("returned to its pool"), e.getMessage());
                 }).verify(TIMEOUT);
             }
-            assertFalse(p.client.isClosed());
+            assertFalse(p.client.isDisposed());
             assertEquals(p.client.config().sendQueueDepth(), p.client.availableSendCredits());
             StepVerifier.create(p.client.send("still usable")).expectNextCount(1).expectComplete().verify(TIMEOUT);
             p.accepted.receive().block(TIMEOUT).release();
@@ -118,9 +118,9 @@ class MisuseTest {
         // its window and the two receives it keeps for credit grants
         assertEquals(p.accepted.config().receiveQueueDepth() + io.jrdma.reactive.internal.core.Credits.RECEIVES_RESERVED, p.accepted.receivesPosted());
 
-        Mono<Void> first = p.client.close();
-        StepVerifier.create(Mono.when(first, p.client.close())).expectComplete().verify(TIMEOUT);
-        StepVerifier.create(p.client.close()).expectComplete().verify(TIMEOUT);  // after it is closed too
+        Mono<Void> first = p.client.disposeLater();
+        StepVerifier.create(Mono.when(first, p.client.disposeLater())).expectComplete().verify(TIMEOUT);
+        StepVerifier.create(p.client.disposeLater()).expectComplete().verify(TIMEOUT);  // after it is closed too
         p.client.dispose();
         p.client.disposeNow(TIMEOUT);
         StepVerifier.create(p.client.buffers().acquire()).expectError(ConnectionException.Closed.class).verify(TIMEOUT);

@@ -54,7 +54,7 @@ class OperationTimeoutTest {
             assertEquals(1, waiting.refCount(), "the unposted SEND let go of its buffer when it timed out");
             assertEquals(2, stalled.refCount(), "the posted SEND is still at the NIC, which may read the buffer");
             assertEquals(0, client.availableSendCredits());
-            assertFalse(client.isClosed(), "a timeout is the operation's, not the connection's");
+            assertFalse(client.isDisposed(), "a timeout is the operation's, not the connection's");
 
             StepVerifier.create(client.completions())
                     .then(occupying::release)  // the server posts a receive: rxe's next RNR retry lands

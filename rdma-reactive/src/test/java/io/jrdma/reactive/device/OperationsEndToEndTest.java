@@ -125,8 +125,8 @@ class OperationsEndToEndTest {
             assertEquals(42L, serverMemory.segment().get(ValueLayout.JAVA_LONG, 512));
 
             own.release();
-            assertFalse(client.isClosed());
-            assertFalse(server.isClosed());
+            assertFalse(client.isDisposed());
+            assertFalse(server.isDisposed());
         }
     }
 

@@ -39,7 +39,7 @@ class PeerCloseTest {
             assertEquals(0, client.availableSendCredits());
             assertEquals(1, client.postsWaitingForCredit());
 
-            StepVerifier.create(p.accepted.close()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.disposeLater()).expectComplete().verify(TIMEOUT);
 
             for (Mono<WorkCompletion> send : inFlight) {
                 StepVerifier.create(send).expectErrorSatisfies(e -> {
@@ -51,7 +51,7 @@ class PeerCloseTest {
             }
             StepVerifier.create(waiting).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
             StepVerifier.create(receive).expectError(ConnectionException.Closed.class).verify(TIMEOUT);
-            StepVerifier.create(client.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(client.onDispose()).expectComplete().verify(TIMEOUT);
             LabPeers.await(client.buffers()::isReleased, "the client's send pool is deregistered");
             occupying.release();  // the closed server frees the buffer instead of posting it
         }

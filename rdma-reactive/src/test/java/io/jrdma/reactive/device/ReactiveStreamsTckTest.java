@@ -34,6 +34,7 @@ import org.reactivestreams.tck.flow.support.PublisherVerificationRules;
 import org.testng.SkipException;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.core.publisher.SynchronousSink;
 
 /**
@@ -157,7 +158,7 @@ class ReactiveStreamsTckTest {
                     })
                     .flatMap(i -> c.write(source, 0, 8, remote, 8 * (i % DEPTH)), DEPTH)
                     .doFinally(signal -> source.release())
-                    .then(c.close())
+                    .then(Mono.defer(c::disposeLater))
                     .subscribe(null, e -> c.dispose());  // closed after the rule anyway
         }
     }

@@ -39,8 +39,8 @@ class ReadmeExampleTest {
                 .map(bytes -> new String(bytes, UTF_8))
                 .block();
         assertEquals("hello, rxe", echo);
-        conn.close().block();
-        server.dispose();
+        conn.disposeNow();
+        server.disposeNow();
     }
 
     /** docs/c-interop.md's C-peer example is the part between the README markers. */
@@ -58,7 +58,7 @@ class ReadmeExampleTest {
                     .then(conn.read(remote, 0, 8))
                     .block();
             assertEquals("hello, C", new String(back, UTF_8));
-            conn.close().block();
+            conn.disposeNow();
             // README end
             String transcript = cServer.awaitExit(Duration.ofSeconds(45)).requireSuccess().output();
             assertTrue(transcript.contains("memory holds 8 bytes: hello, C"), transcript);
@@ -107,7 +107,7 @@ class ReadmeExampleTest {
                 }))
                 .collectList().block();
         assertEquals(numbers.collectList().block(), echoed);
-        conn.close().block();
+        conn.disposeNow();
         server.disposeNow();
         // README end
     }

@@ -197,8 +197,8 @@ class ReceiverCreditsTest {
         } finally {
             Flux.fromIterable(connected).flatMap(RdmaConnection::close).then().block(TIMEOUT);
             server.disposeNow();
-            clientResources.dispose();
-            resources.dispose();
+            clientResources.disposeNow();
+            resources.disposeNow();
         }
     }
 
@@ -222,7 +222,7 @@ class ReceiverCreditsTest {
             RdmaConnection good = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
                     .connect().block(TIMEOUT);
             StepVerifier.create(good.send("still served")).expectNextCount(1).expectComplete().verify(TIMEOUT);
-            good.close().block(TIMEOUT);
+            good.disposeNow(TIMEOUT);
         } finally {
             server.disposeNow();
         }

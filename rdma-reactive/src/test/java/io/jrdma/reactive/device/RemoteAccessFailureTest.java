@@ -54,8 +54,8 @@ class RemoteAccessFailureTest {
                     })
                     .verify(TIMEOUT);
             // an RC error puts the QP in ERR: the connection closes, and the peer learns of it
-            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
-            StepVerifier.create(p.accepted.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.onDispose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.accepted.onDispose()).expectComplete().verify(TIMEOUT);
             StepVerifier.create(p.client.write("after".getBytes(UTF_8), remote, 0))
                     .expectErrorSatisfies(e -> {
                         ConnectionException.Closed closed = assertInstanceOf(ConnectionException.Closed.class, e);
@@ -95,7 +95,7 @@ class RemoteAccessFailureTest {
 
             assertEquals(credits, client.availableSendCredits(), "nothing was posted");
             assertEquals(pooled, client.buffers().available(), "every pooled copy went back");
-            assertFalse(client.isClosed(), "a local range error leaves the connection usable");
+            assertFalse(client.isDisposed(), "a local range error leaves the connection usable");
             StepVerifier.create(client.read(remote, remote.length() - 8, 8)).expectNextCount(1).expectComplete().verify(TIMEOUT);
         }
     }
@@ -110,7 +110,7 @@ class RemoteAccessFailureTest {
             StepVerifier.create(p.client.read(forged, 0, 64))
                     .expectErrorSatisfies(e -> assertRemoteAccessError(e, WcOpcode.RDMA_READ, p.client))
                     .verify(TIMEOUT);
-            StepVerifier.create(p.client.onClose()).expectComplete().verify(TIMEOUT);
+            StepVerifier.create(p.client.onDispose()).expectComplete().verify(TIMEOUT);
         }
     }
 }

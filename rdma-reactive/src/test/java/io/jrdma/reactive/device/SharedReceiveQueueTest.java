@@ -112,10 +112,10 @@ class SharedReceiveQueueTest {
             SharedReceiveQueueStats released = server.sharedReceiveQueues().getFirst();
             assertEquals(released.buffers(), released.posted(), "released messages' buffers are posted again");
             assertFalse(released.buffers() > released.maxBuffers());
-            clients.forEach(c -> c.close().block(TIMEOUT));
+            clients.forEach(c -> c.disposeNow(TIMEOUT));
         } finally {
-            server.dispose();
-            resources.dispose();
+            server.disposeNow();
+            resources.disposeNow();
         }
     }
 }

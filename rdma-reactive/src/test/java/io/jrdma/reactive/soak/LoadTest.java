@@ -157,7 +157,7 @@ class LoadTest {
                 Blocks.fill(b.segment(), 0, SIZE, CONNECTIONS, 0, new SplittableRandom(CONNECTIONS));
                 c.send(b, 0, SIZE).doFinally(s -> b.release()).block(LONG);
                 awaitOrFail(() -> receivers.containsKey(CONNECTIONS) && receivers.get(CONNECTIONS).expected == 1, "the late client's block");
-                c.close().block(LONG);
+                c.disposeNow(LONG);
             } finally {
                 late.disposeLater().block(LONG);
             }

@@ -183,7 +183,7 @@ public final class SoakPeer {
                     .exposeBuffer(EXPOSED, Access.REMOTE_READ, Access.REMOTE_WRITE).outOfBand(wire).connect().block(Duration.ofSeconds(60));
             var serving = Mono.from(echo(c)).subscribe(null, this::error);
             wire.awaitGoodbye();
-            c.close().block(Duration.ofSeconds(60));
+            c.disposeNow(Duration.ofSeconds(60));
             serving.dispose();
             wire.answerGoodbye();
         } catch (IOException | RuntimeException e) {

@@ -196,7 +196,7 @@ class KilledProcessTest {
             System.out.printf("  checked %d ms after the client process started%n", (System.nanoTime() - t0) / 1_000_000);
         } finally {
             long t1 = System.nanoTime();
-            for (RpcClient r : healthyRpc) r.close().block(WAIT);
+            for (RpcClient r : healthyRpc) r.disposeNow(WAIT);
             for (DisposableRpcServer s : rpcServers) s.disposeNow();
             for (DisposableRdmaServer s : servers) s.disposeNow();
             resources.disposeLater().block(WAIT);
@@ -227,7 +227,7 @@ class KilledProcessTest {
         }
         for (Watched w : watched) {
             StepVerifier.create(w.completionsEnded).expectComplete().verify(WAIT);
-            StepVerifier.create(w.connection.onClose()).expectComplete().verify(WAIT);
+            StepVerifier.create(w.connection.onDispose()).expectComplete().verify(WAIT);
         }
         assertHealthy(healthy, "after");
         DeviceResources.awaitNoneNewSince(before, WAIT);

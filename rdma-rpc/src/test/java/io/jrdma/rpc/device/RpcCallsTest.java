@@ -67,8 +67,8 @@ class RpcCallsTest {
 
     @AfterAll
     void stop() throws Exception {
-        if (client != null) client.close().block(RpcLab.TIMEOUT);
-        if (server != null) server.dispose();
+        if (client != null) client.disposeNow(RpcLab.TIMEOUT);
+        if (server != null) server.disposeNow();
         if (plugins != null) try (var files = Files.walk(plugins)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         }
@@ -136,8 +136,8 @@ class RpcCallsTest {
             assertEquals(0, s.outstanding());
             assertEquals(s.window(), s.credits(), "every credit is back");
         } finally {
-            c.close().block(RpcLab.TIMEOUT);
-            inline.dispose();
+            c.disposeNow(RpcLab.TIMEOUT);
+            inline.disposeNow();
         }
     }
 
@@ -177,8 +177,8 @@ class RpcCallsTest {
             assertEquals(1, s.handlerErrors(), s.toString());
             RpcLab.await("the handler slots back", Duration.ofSeconds(60), () -> blocking.stats().running() == 0);
         } finally {
-            c.close().block(RpcLab.TIMEOUT);
-            blocking.dispose();
+            c.disposeNow(RpcLab.TIMEOUT);
+            blocking.disposeNow();
         }
     }
 

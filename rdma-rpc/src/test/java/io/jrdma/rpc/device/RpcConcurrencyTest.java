@@ -61,8 +61,8 @@ class RpcConcurrencyTest {
                 assertEquals(c.stats().window(), c.stats().credits());
             }
         } finally {
-            clients.forEach(c -> c.close().block(RpcLab.TIMEOUT));
-            server.dispose();
+            clients.forEach(c -> c.disposeNow(RpcLab.TIMEOUT));
+            server.disposeNow();
         }
     }
 
@@ -90,8 +90,8 @@ class RpcConcurrencyTest {
             assertEquals(12, ok);
             assertTrue(server.stats().overloaded() > errors.size(), "the retries were pushed back too, and got through");
         } finally {
-            client.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            client.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 

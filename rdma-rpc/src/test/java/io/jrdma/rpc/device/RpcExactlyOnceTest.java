@@ -65,8 +65,8 @@ class RpcExactlyOnceTest {
             RpcLab.await("late answers to timed-out attempts", RpcLab.TIMEOUT, () -> client.stats().outstanding() == 0);
             assertEquals(client.stats().window(), client.stats().credits());
         } finally {
-            client.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            client.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 
@@ -81,8 +81,8 @@ class RpcExactlyOnceTest {
                     .verify(Duration.ofSeconds(5));
             RpcLab.await("the execution", RpcLab.TIMEOUT, () -> counter.get() == before + 1);
         } finally {
-            client.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            client.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 }

@@ -90,7 +90,7 @@ class RpcFuzzTest {
                     RpcLab.await("the server to take frame " + (sent - MAX_UNPROCESSED), RpcLab.TIMEOUT,
                             () -> sent - (server.stats().framesDone() - before.framesDone()) < MAX_UNPROCESSED);
                 } catch (AssertionError stuck) {
-                    throw new AssertionError(stuck.getMessage() + "; raw connection " + (raw.isClosed() ? "closed" : "open")
+                    throw new AssertionError(stuck.getMessage() + "; raw connection " + (raw.isDisposed() ? "closed" : "open")
                             + ", sent by kind: " + kinds + ", server: " + server.stats(), stuck);
                 }
                 Generator.Frame f = gen.next();
@@ -119,7 +119,7 @@ class RpcFuzzTest {
             assertEquals(answersDue, answers.entrySet().stream().filter(e -> !e.getKey().startsWith("invalid")).mapToLong(Map.Entry::getValue).sum(),
                     "every answer is a well-formed response frame: " + answers);
             assertTrue(after.dropped() > before.dropped() && after.rejected() > before.rejected());
-            assertFalse(raw.isClosed(), "bad descriptors were refused before any READ: the connection survived");
+            assertFalse(raw.isDisposed(), "bad descriptors were refused before any READ: the connection survived");
 
             // the server kept serving and kept its state
             assertEquals("STILL SERVING", good.call("upper", "still serving").block(RpcLab.TIMEOUT));
@@ -129,11 +129,11 @@ class RpcFuzzTest {
             assertTrue(server.functions().containsAll(java.util.List.of("echo", "upper", "sum", "sha256", "fuzz-target")));
             RpcClient another = RpcLab.client(server);
             assertEquals("NEW CLIENT", another.call("upper", "new client").block(RpcLab.TIMEOUT));
-            another.close().block(RpcLab.TIMEOUT);
+            another.disposeNow(RpcLab.TIMEOUT);
         } finally {
-            raw.close().block(RpcLab.TIMEOUT);
-            good.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            raw.disposeNow(RpcLab.TIMEOUT);
+            good.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 
@@ -150,13 +150,13 @@ class RpcFuzzTest {
         try {
             RpcLab.await("both connections served", RpcLab.TIMEOUT, () -> server.stats().connectionsOpen() == 2);
             raw.send(new byte[8 * 1024]).onErrorResume(e -> Mono.empty()).block(RpcLab.TIMEOUT);
-            raw.onClose().block(RpcLab.TIMEOUT);
+            raw.onDispose().block(RpcLab.TIMEOUT);
             RpcLab.await("the server to drop the broken connection", RpcLab.TIMEOUT, () -> server.stats().connectionsOpen() == 1);
             assertEquals("ALIVE", good.call("upper", "alive").block(RpcLab.TIMEOUT));
         } finally {
-            raw.close().block(RpcLab.TIMEOUT);
-            good.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            raw.disposeNow(RpcLab.TIMEOUT);
+            good.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 

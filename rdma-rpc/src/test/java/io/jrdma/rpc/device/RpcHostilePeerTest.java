@@ -40,7 +40,7 @@ class RpcHostilePeerTest {
                     .localAddress(CLIENT_IP)).block(TIMEOUT);
             assertTrue(client.connection().findRemoteBuffer().isEmpty(), "a jrdma client learns none either");
             assertEquals("still works", client.call("echo", "still works").block(TIMEOUT));
-            client.close().block(TIMEOUT);
+            client.disposeNow(TIMEOUT);
         } finally {
             rpc.disposeNow();
         }

@@ -118,8 +118,8 @@ class RpcTerminalSignalTest {
             System.out.printf("one Timeout, then the SEND failed and gave the credit back; nothing after it: %s%n", s);
         } finally {
             LabNetwork.stopDropping(LabNetwork.NETDEV_B);
-            if (client != null) client.close().block(RpcLab.TIMEOUT);
-            server.dispose();
+            if (client != null) client.disposeNow(RpcLab.TIMEOUT);
+            server.disposeNow();
         }
     }
 }

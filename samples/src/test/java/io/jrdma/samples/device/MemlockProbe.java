@@ -18,7 +18,7 @@ public final class MemlockProbe {
         String server = args[0], local = args[1], device = args[2];
         attempt("connect", () -> RdmaClient.create().host(server).port(7471).localAddress(local).connect().block(Duration.ofSeconds(30)));
         attempt("createPool", () -> RdmaResources.shared().domain(device).createPool(4096, 256, Access.LOCAL_WRITE).close());
-        RdmaResources.shared().dispose();
+        RdmaResources.shared().disposeNow();
     }
 
     private static void attempt(String what, Runnable action) {
