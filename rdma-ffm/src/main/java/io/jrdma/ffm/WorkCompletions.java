@@ -55,8 +55,15 @@ public final class WorkCompletions {
         return (int) (offset / Integer.BYTES);
     }
 
-    /** A poll filled entries 0 to {@code n - 1}: their words are copied to the heap, where the accessors read them. */
-    void filled(int n) {
+    /**
+     * Entries 0 to {@code n - 1} were filled: their words are copied to the heap, where the
+     * accessors read them. {@link CompletionQueue#poll} calls it; a caller that fills
+     * {@link #segment()} itself (its own {@code ibv_poll_cq} downcall, or a benchmark) calls it
+     * once per batch before reading.
+     *
+     * @param n the entries filled, from 0 to {@link #capacity()}
+     */
+    public void filled(int n) {
         if (n > 0) MemorySegment.copy(array, ValueLayout.JAVA_INT, 0, words, 0, n * WORDS);
     }
 
@@ -93,7 +100,11 @@ public final class WorkCompletions {
         return capacity;
     }
 
-    MemorySegment segment() {
+    /**
+     * {@return the native {@code struct ibv_wc} array itself, as the other verbs objects expose
+     * their handles} The accessors read the copy {@link #filled(int)} makes, not this memory.
+     */
+    public MemorySegment segment() {
         return array;
     }
 

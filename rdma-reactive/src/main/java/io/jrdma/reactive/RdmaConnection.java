@@ -63,7 +63,7 @@ import reactor.util.Loggers;
  * {@link WorkCompletion}. It fails with
  * <ul>
  * <li>{@link IllegalArgumentException}, {@link IndexOutOfBoundsException} or
- *     {@link RemoteRangeException} for what the NIC would refuse (a range outside a buffer, more
+ *     {@link io.jrdma.reactive.memory.RemoteRangeException RemoteRangeException} for what the NIC would refuse (a range outside a buffer, more
  *     scatter-gather elements than {@link ConnectionConfig#maxScatterGather()}), before anything
  *     is posted;</li>
  * <li>an {@link RdmaOperationException} (a subclass for the common statuses) when the completion

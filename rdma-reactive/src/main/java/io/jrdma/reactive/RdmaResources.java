@@ -1,7 +1,7 @@
 package io.jrdma.reactive;
 
-import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.loop.Loop;
+import io.jrdma.reactive.internal.setup.ResourcesCore;
 import io.jrdma.reactive.memory.MemoryDomain;
 import java.util.List;
 import reactor.core.publisher.Mono;

@@ -13,7 +13,7 @@ import io.jrdma.kotlin.completionsFlow
 import io.jrdma.kotlin.receivesFlow
 import io.jrdma.kotlin.use
 import io.jrdma.ffm.WcOpcode
-import io.jrdma.reactive.RemoteRangeException
+import io.jrdma.reactive.memory.RemoteRangeException
 import io.jrdma.reactive.memory.ScatterGatherElement
 import io.jrdma.reactive.Transport
 import kotlin.time.Duration.Companion.seconds

@@ -86,7 +86,7 @@ public final class RegisteredBuffer implements AutoCloseable {
      * @param offset the start, from this buffer's start
      * @param length the bytes
      * @return the range as a peer addresses it: address, rkey and length
-     * @throws io.jrdma.reactive.RemoteRangeException when the range is not within this buffer
+     * @throws RemoteRangeException when the range is not within this buffer
      */
     public RemoteBuffer toRemote(long offset, long length) {
         return new RemoteBuffer(address(), rkey, capacity()).slice(offset, length);

@@ -1,6 +1,5 @@
 package io.jrdma.reactive.memory;
 
-import io.jrdma.reactive.RemoteRangeException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 

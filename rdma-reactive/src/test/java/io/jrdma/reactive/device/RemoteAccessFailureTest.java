@@ -14,7 +14,7 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaOperationException.RemoteAccessException;
 import io.jrdma.reactive.memory.RemoteBuffer;
-import io.jrdma.reactive.RemoteRangeException;
+import io.jrdma.reactive.memory.RemoteRangeException;
 import io.jrdma.reactive.Transport;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Tag;

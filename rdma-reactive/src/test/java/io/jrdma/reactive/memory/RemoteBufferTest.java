@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jrdma.reactive.RemoteRangeException;
 import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 

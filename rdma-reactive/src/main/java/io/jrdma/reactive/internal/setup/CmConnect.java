@@ -9,7 +9,6 @@ import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
-import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.memory.RemoteBuffer;

@@ -8,7 +8,6 @@ import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.AcceptDecision;
 import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
-import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;

@@ -1,7 +1,6 @@
 package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.Access;
-import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;

@@ -9,7 +9,6 @@ import io.jrdma.ffm.RdmaException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OutOfBandExchange;
-import io.jrdma.reactive.internal.ResourcesCore;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import java.net.InetSocketAddress;

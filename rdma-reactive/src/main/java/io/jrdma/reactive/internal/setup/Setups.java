@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.Transport;
-import io.jrdma.reactive.internal.ResourcesCore;
 import java.net.InetSocketAddress;
 import reactor.core.publisher.Mono;
 

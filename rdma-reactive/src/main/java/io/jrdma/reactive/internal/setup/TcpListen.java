@@ -4,7 +4,6 @@ import io.jrdma.ffm.CmDevices;
 import io.jrdma.ffm.NoRdmaDeviceException;
 import io.jrdma.ffm.RdmaLibraryUnavailableException;
 import io.jrdma.reactive.ConnectionException;
-import io.jrdma.reactive.internal.ResourcesCore;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;

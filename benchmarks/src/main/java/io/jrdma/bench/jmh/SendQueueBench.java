@@ -1,10 +1,13 @@
-package io.jrdma.reactive.internal.core;
+package io.jrdma.bench.jmh;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.internal.MemoryInternals;
+import io.jrdma.reactive.internal.core.CompletionStream;
+import io.jrdma.reactive.internal.core.SendQueue;
+import io.jrdma.reactive.internal.core.SendQueueAccess;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
@@ -33,8 +36,8 @@ import reactor.core.scheduler.Schedulers;
  * One reactive operation through the device-free half of a connection, per invocation: what
  * {@code RdmaConnection.write} builds, subscribed by a reused subscriber, queued for a credit and
  * posted (the poster only counts), then its completion reported by slot (as the loop does after
- * decoding it) and its {@code Mono} signalled. In package io.jrdma.reactive.internal.core for
- * SendQueue's package-private seams. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} is the
+ * decoding it) and its {@code Mono} signalled. Through {@link SendQueueAccess}, the
+ * queue's seam for code outside its package. Run with {@code -prof gc}: {@code gc.alloc.rate.norm} is the
  * bytes one operation allocates.
  */
 @State(Scope.Thread)
@@ -83,8 +86,7 @@ public class SendQueueBench {
     @Setup(Level.Trial)
     public void setUp() {
         buffer = pool.tryAcquire();
-        queue = new SendQueue(DEPTH, 4, (op, slot) -> lastSlot = slot, timer, System::nanoTime,
-                Duration.ofSeconds(30), "bench", () -> false, null, () -> true);
+        queue = SendQueueAccess.unbound(DEPTH, 4, slot -> lastSlot = slot, timer, Duration.ofSeconds(30), "bench");
     }
 
     @TearDown(Level.Trial)
@@ -102,7 +104,7 @@ public class SendQueueBench {
     @Benchmark
     public long submitPostComplete() {
         write().subscribe(subscriber);
-        queue.complete(lastSlot, success);
+        SendQueueAccess.complete(queue, lastSlot, success);
         return subscriber.completions;
     }
 
@@ -120,7 +122,7 @@ public class SendQueueBench {
 
         @Setup(Level.Trial)
         public void setUp(SendQueueBench bench) {
-            stream = new CompletionStream(Runnable::run, wc -> bench.queue.complete((int) wc.wrId(), wc));
+            stream = new CompletionStream(Runnable::run, wc -> SendQueueAccess.complete(bench.queue, (int) wc.wrId(), wc));
         }
     }
 }

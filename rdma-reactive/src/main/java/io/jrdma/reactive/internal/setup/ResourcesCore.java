@@ -1,4 +1,4 @@
-package io.jrdma.reactive.internal;
+package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.Transport;
@@ -7,15 +7,6 @@ import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.loop.Domains;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.LoopGroup;
-import io.jrdma.reactive.internal.setup.CmEvents;
-import io.jrdma.reactive.internal.setup.Listener;
-import io.jrdma.reactive.internal.setup.ServerSettings;
-import io.jrdma.reactive.internal.setup.SetupCallback;
-import io.jrdma.reactive.internal.setup.SetupGate;
-import io.jrdma.reactive.internal.setup.SetupMessages;
-import io.jrdma.reactive.internal.setup.SetupOptions;
-import io.jrdma.reactive.internal.setup.Setups;
-import io.jrdma.reactive.internal.setup.TcpEvents;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;

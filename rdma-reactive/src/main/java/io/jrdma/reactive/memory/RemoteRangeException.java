@@ -1,6 +1,4 @@
-package io.jrdma.reactive;
-
-import io.jrdma.reactive.memory.RemoteBuffer;
+package io.jrdma.reactive.memory;
 
 import io.jrdma.ffm.RdmaException;
 

@@ -1,5 +1,6 @@
-package io.jrdma.ffm;
+package io.jrdma.bench.jmh;
 
+import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -21,8 +22,7 @@ import org.openjdk.jmh.infra.Blackhole;
  * Reading a batch of {@code ibv_wc} entries as the loop does after {@code ibv_poll_cq}: the
  * benchmark fills the array the way a provider would (32 successful RDMA WRITE completions),
  * then every field the reactive layer reads is read, with the copy to the heap that a poll makes.
- * Must allocate nothing. In package
- * io.jrdma.ffm for {@code WorkCompletions.segment()}. Per completion.
+ * Must allocate nothing. Per completion.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)

@@ -1,5 +1,7 @@
-package io.jrdma.reactive.internal.core;
+package io.jrdma.bench.jmh;
 
+import io.jrdma.reactive.internal.core.Inbox;
+import io.jrdma.reactive.internal.core.Receives;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
