@@ -60,7 +60,7 @@ final class TcpHandshake implements TcpEvents.Handler {
      * reject is going out, then it reads until the client closes (closing on unread bytes would
      * reset the connection, and the reset can destroy the reject); DONE: closed.
      */
-    private enum Phase { CONNECTING, HELLO, READY, LIVE, REJECTED, DONE }
+    private enum Phase { CONNECTING, QUEUE_PAIR, HELLO, READY, LIVE, REJECTED, DONE }
 
     private final ResourcesCore resources;
     private final TcpEvents events;
@@ -182,6 +182,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         String peer = listener == null ? "the server's" : "the client's";
         return switch (phase) {
             case CONNECTING -> "the TCP connection";
+            case QUEUE_PAIR -> "its queue pair to be created (the TCP connection was up)";
             case HELLO -> peer + " hello (" + received + " of " + HELLO + " bytes came)";
             case READY -> peer + " ready";
             case REJECTED -> "the client to read the reject and close";
@@ -247,6 +248,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                         + " (" + e.getMessage() + "): start the server, or check its address, port and transport"
                         + " (a server that sets up over rdma_cm does not listen on TCP)", new byte[0], e);
             }
+            phase = Phase.QUEUE_PAIR;  // a timeout now names this step, which may take seconds (the device opened, buffers registered)
             clientConnected();
             return;
         }
