@@ -142,14 +142,20 @@ public final class ResourcesCore {
         return disposal;
     }
 
+    /**
+     * The setup threads first, then the loops: a setup still under way (its connect timed out while
+     * its thread created the QP, say) owns a QP on a loop's completion queue that no connection
+     * list knows of yet; its thread closes it once it sees the failure, and only then may the
+     * loops destroy their queues (before, a loop that went first failed to destroy a queue with
+     * that QP on it, and said so on stderr: CliFailuresTest).
+     */
     private Mono<Void> stopThreads() {
-        List<Mono<Void>> stops = new ArrayList<>();
-        stops.add(loops.shutdown());
+        List<Mono<Void>> setups = new ArrayList<>();
         synchronized (this) {
-            if (cm != null) stops.add(cm.shutdown());
-            if (tcp != null) stops.add(tcp.shutdown());
+            if (cm != null) setups.add(cm.shutdown());
+            if (tcp != null) setups.add(tcp.shutdown());
         }
-        return Mono.when(stops).then(Mono.fromRunnable(domains::close));
+        return Mono.when(setups).then(Mono.defer(loops::shutdown)).then(Mono.fromRunnable(domains::close));
     }
 
     @Override
