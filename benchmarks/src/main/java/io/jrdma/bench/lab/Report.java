@@ -54,7 +54,8 @@ final class Report {
         // rpc_lat: a call's round trip beside ib_send_lat's round trip (perftest reports half of it)
         Latencies.Summary pl = p == null ? null : test.rpc() && !test.rate ? doubled(p.latency()) : p.latency();
         double jrdmaValue = !r.ok() ? Double.NaN : test.rate ? r.rate() : r.latency().typical();
-        double perftestValue = p == null ? Double.NaN : test.rate ? p.rate() : pl.typical();
+        // perftest prints 0.00 when its clock calibration fails ("Correlation coefficient r^2 < 0.9"): no figure, not a zero
+        double perftestValue = p == null ? Double.NaN : test.rate ? (p.rate() > 0 ? p.rate() : Double.NaN) : pl.typical();
         double ratio = test.rpc() && test.rate ? Double.NaN : jrdmaValue / perftestValue;
         double clientCpu = r.ok() ? r.perOp(r.client().cpuNanos()) : Double.NaN;
         double serverCpu = r.ok() ? r.perOp(r.server().cpuNanos()) : Double.NaN;
