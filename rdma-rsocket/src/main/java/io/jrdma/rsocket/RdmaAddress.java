@@ -10,6 +10,7 @@ import java.net.SocketAddress;
  */
 public final class RdmaAddress extends SocketAddress {
     private static final long serialVersionUID = 1L;
+    /** The connection's description. */
     private final String description;
 
     RdmaAddress(String description) {
