@@ -16,6 +16,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -32,8 +33,9 @@ import reactor.util.Loggers;
  *     waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes with
  *     {@link SendQueueOverflowException}.</li>
  * <li><b>Inbound.</b> {@link #receive()} emits each message as a {@code ByteBuf} over its receive
- *     buffer, without a copy ({@link ReceivedFrame}); the buffer is posted again when RSocket
- *     releases the frame. It never completes: it fails with {@link ClosedChannelException} (cause:
+ *     buffer, without a copy ({@link ReceivedFrame}), released when the subscriber's
+ *     {@code onNext} returns, as Reactor Netty's inbound is ({@link ReleaseAfterDelivery}): RSocket
+ *     retains what it keeps, and the buffer is posted again when the last reference goes. It never completes: it fails with {@link ClosedChannelException} (cause:
  *     jrdma's {@link ConnectionException.Closed}) when the connection closes, whoever closed it.
  *     One subscriber; a second fails with {@link IllegalStateException}.</li>
  * <li><b>Lifecycle.</b> {@link #dispose()} closes the RDMA connection without waiting;
@@ -126,7 +128,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
             }
             return connection.receives().map(m -> (ByteBuf) ReceivedFrame.of(m, alloc))
                     .concatWith(Mono.error(() -> closedChannel(null)))
-                    .onErrorMap(ConnectionException.Closed.class, RdmaDuplexConnection::closedChannel);
+                    .onErrorMap(ConnectionException.Closed.class, RdmaDuplexConnection::closedChannel)
+                    .transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new ReleaseAfterDelivery(actual)));
         });
     }
 
