@@ -1,0 +1,89 @@
+package io.jrdma.rsocket;
+
+import io.jrdma.reactive.RdmaClient;
+import io.rsocket.DuplexConnection;
+import io.rsocket.transport.ClientTransport;
+import java.net.InetSocketAddress;
+import java.util.Objects;
+import reactor.core.publisher.Mono;
+
+/**
+ * Connects RSocket over RDMA, for {@code RSocketConnector.connect(transport)}:
+ *
+ * <pre>{@code
+ * RSocketConnector.connectWith(RdmaClientTransport.create(RdmaClient.create().host("10.77.0.2").port(7878)))
+ * }</pre>
+ *
+ * Every connection is one {@link io.jrdma.reactive.RdmaConnection} configured by the
+ * {@link RdmaClient} (transport, queue depths, buffers): one RSocket frame per RDMA message, so
+ * {@link #maxFrameLength()} is its buffer size. Immutable.
+ */
+public final class RdmaClientTransport implements ClientTransport {
+    private final RdmaClient client;
+    private final InetSocketAddress server;
+    private final long maxQueuedBytes;
+
+    private RdmaClientTransport(RdmaClient client, InetSocketAddress server, long maxQueuedBytes) {
+        this.client = client;
+        this.server = server;
+        this.maxQueuedBytes = maxQueuedBytes;
+    }
+
+    /**
+     * A transport to {@code host:port} with {@link RdmaClient}'s defaults.
+     *
+     * @param host the server's IP address or host name (an RDMA device's)
+     * @param port the server's port
+     * @return the transport; nothing connects until {@link #connect()} is subscribed
+     */
+    public static RdmaClientTransport create(String host, int port) {
+        return create(RdmaClient.create(), host, port);
+    }
+
+    /**
+     * A transport whose connections {@code client} configures, to {@code host:port}.
+     *
+     * @param client the connection settings (local address, transport, queue depths, buffers)
+     * @param host   the server's IP address or host name
+     * @param port   the server's port
+     * @return the transport; nothing connects until {@link #connect()} is subscribed
+     */
+    public static RdmaClientTransport create(RdmaClient client, String host, int port) {
+        return new RdmaClientTransport(client.host(host).port(port), InetSocketAddress.createUnresolved(host, port),
+                RdmaDuplexConnection.DEFAULT_MAX_QUEUED_BYTES);
+    }
+
+    /**
+     * The bytes of outbound frames that may wait for the peer's receiver credits before a
+     * connection closes with {@link SendQueueOverflowException}.
+     *
+     * @param bytes from 1 (default {@link RdmaDuplexConnection#DEFAULT_MAX_QUEUED_BYTES})
+     * @return a copy with that bound
+     * @throws IllegalArgumentException when {@code bytes} is not positive
+     */
+    public RdmaClientTransport maxQueuedBytes(long bytes) {
+        if (bytes < 1) throw new IllegalArgumentException("maxQueuedBytes must be positive");
+        return new RdmaClientTransport(client, server, bytes);
+    }
+
+    /**
+     * Connects once per subscription ({@link RdmaClient#connect()}).
+     *
+     * @return emits the connection, which RSocket owns; fails as {@link RdmaClient#connect()} does
+     */
+    @Override
+    public Mono<DuplexConnection> connect() {
+        return client.connect().map(c -> new RdmaDuplexConnection(c, server, maxQueuedBytes));
+    }
+
+    /** {@return the longest frame: the client's buffer size ({@code buffers(size, count)})} */
+    @Override
+    public int maxFrameLength() {
+        return client.configuration().bufferSize();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaClientTransport[" + server + "]";
+    }
+}

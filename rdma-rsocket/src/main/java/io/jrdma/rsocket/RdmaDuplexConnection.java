@@ -1,0 +1,186 @@
+package io.jrdma.rsocket;
+
+import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.memory.BufferPool;
+import io.jrdma.reactive.memory.RegisteredBuffer;
+import io.jrdma.reactive.memory.ScatterGatherElement;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.rsocket.DuplexConnection;
+import io.rsocket.RSocketErrorException;
+import io.rsocket.frame.ErrorFrameCodec;
+import java.net.SocketAddress;
+import java.nio.channels.ClosedChannelException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.Logger;
+import reactor.util.Loggers;
+
+/**
+ * An RSocket {@link DuplexConnection} over one {@link RdmaConnection}: each frame is one RDMA
+ * message, whole (a SEND carries its length, so no length prefix as over TCP).
+ *
+ * <ul>
+ * <li><b>Outbound.</b> {@link #sendFrame} queues the frame ({@link FrameQueue}); one
+ *     {@link RdmaConnection#send(org.reactivestreams.Publisher)} stream takes the frames in order,
+ *     each only when the peer has a receive posted for it (its receiver credits), copies it into a
+ *     buffer of the connection's pool (one copy: RSocket's frames live in Netty's memory, not in
+ *     registered memory) and releases it; the pool buffer goes back once its SEND completed. What
+ *     waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes with
+ *     {@link SendQueueOverflowException}.</li>
+ * <li><b>Inbound.</b> {@link #receive()} emits each message as a {@code ByteBuf} over its receive
+ *     buffer, without a copy ({@link ReceivedFrame}), released when the subscriber's
+ *     {@code onNext} returns, as Reactor Netty's inbound is ({@link ReleaseAfterDelivery}): RSocket
+ *     retains what it keeps, and the buffer is posted again when the last reference goes. It never completes: it fails with {@link ClosedChannelException} (cause:
+ *     jrdma's {@link ConnectionException.Closed}) when the connection closes, whoever closed it.
+ *     One subscriber; a second fails with {@link IllegalStateException}.</li>
+ * <li><b>Lifecycle.</b> {@link #dispose()} closes the RDMA connection without waiting;
+ *     {@link #onClose()} completes once its native resources are freed. The send stream ending
+ *     (the connection closed, a SEND failed, {@link #sendErrorAndClose}) disposes it too.</li>
+ * </ul>
+ */
+public final class RdmaDuplexConnection implements DuplexConnection {
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.rsocket");
+
+    /** What may wait for the peer's credits by default: 16 MiB of frames. */
+    public static final long DEFAULT_MAX_QUEUED_BYTES = 16L << 20;
+
+    private final RdmaConnection connection;
+    private final SocketAddress remoteAddress;
+    private final ByteBufAllocator alloc;
+    private final int maxFrameLength;
+    private final long maxQueuedBytes;
+    private final FrameQueue outbound;
+    private final AtomicBoolean received = new AtomicBoolean();
+
+    RdmaDuplexConnection(RdmaConnection connection, SocketAddress remoteAddress, long maxQueuedBytes) {
+        this.connection = connection;
+        this.remoteAddress = remoteAddress;
+        this.alloc = ByteBufAllocator.DEFAULT;
+        this.maxFrameLength = connection.config().bufferSize();
+        this.maxQueuedBytes = maxQueuedBytes;
+        this.outbound = new FrameQueue(maxQueuedBytes);
+        connection.send(outbound.frames().concatMap(this::stage, 0))
+                .doFinally(s -> connection.dispose())
+                .subscribe(null, e -> {
+                    if (!(e instanceof ConnectionException.Closed)) LOG.warn(connection + ": sending RSocket frames failed; closing it", e);
+                });
+        connection.onClose().subscribe(null, e -> { }, () -> outbound.abort(closedChannel(null)));
+    }
+
+    /**
+     * Copies {@code frame} into a pool buffer once one is free (at most the pool's count are out:
+     * a SEND holds its buffer until it completed) and releases it, whatever happens.
+     */
+    private Mono<ScatterGatherElement> stage(ByteBuf frame) {
+        int length = frame.readableBytes();
+        if (length > maxFrameLength) {
+            frame.release();
+            return Mono.error(new FrameTooLargeException("an RSocket frame of " + length + " bytes exceeds maxFrameLength " + maxFrameLength
+                    + " of " + connection + " (its buffer size): configure fragment(mtu) on the RSocket connector and server"));
+        }
+        BufferPool pool = connection.buffers();
+        return Mono.defer(pool::acquire)
+                .map(b -> copy(frame, b, length))
+                .doFinally(s -> frame.release());
+    }
+
+    private static ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
+        try {
+            frame.getBytes(frame.readerIndex(), b.segment().asSlice(0, length).asByteBuffer());
+            return ScatterGatherElement.of(b, 0, length);
+        } catch (RuntimeException e) {
+            b.release();
+            throw e;
+        }
+    }
+
+    @Override
+    public void sendFrame(int streamId, ByteBuf frame) {
+        switch (outbound.offer(frame)) {
+            case QUEUED, CLOSED -> { }  // closed: the frame went with the connection, as over TCP
+            case OVERFLOW -> {
+                SendQueueOverflowException e = new SendQueueOverflowException(connection + ": more than " + maxQueuedBytes
+                        + " bytes of frames waited for the peer's receiver credits");
+                LOG.warn(e.getMessage() + "; closing it");
+                outbound.abort(e);
+                connection.dispose();
+            }
+        }
+    }
+
+    /** Sends an ERROR frame on stream 0 after the frames already queued, then closes the connection. */
+    @Override
+    public void sendErrorAndClose(RSocketErrorException errorException) {
+        outbound.offer(ErrorFrameCodec.encode(alloc, 0, errorException));
+        outbound.finish();
+    }
+
+    @Override
+    public Flux<ByteBuf> receive() {
+        return Flux.defer(() -> {
+            if (!received.compareAndSet(false, true)) {
+                return Flux.error(new IllegalStateException(connection + ": receive() allows one subscriber"));
+            }
+            return connection.receives().map(m -> (ByteBuf) ReceivedFrame.of(m, alloc))
+                    .concatWith(Mono.error(() -> closedChannel(null)))
+                    .onErrorMap(ConnectionException.Closed.class, RdmaDuplexConnection::closedChannel)
+                    .transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new ReleaseAfterDelivery(actual)));
+        });
+    }
+
+    private static ClosedChannelException closedChannel(ConnectionException.@Nullable Closed cause) {
+        ClosedChannelException e = new ClosedChannelException();
+        if (cause != null) e.initCause(cause);
+        return e;
+    }
+
+    @Override
+    public ByteBufAllocator alloc() {
+        return alloc;
+    }
+
+    @Override
+    public SocketAddress remoteAddress() {
+        return remoteAddress;
+    }
+
+    /** {@return the RDMA connection the frames travel over} */
+    public RdmaConnection connection() {
+        return connection;
+    }
+
+    /** {@return the longest frame one message carries: the connection's buffer size} */
+    public int maxFrameLength() {
+        return maxFrameLength;
+    }
+
+    /** {@return the bytes of frames waiting for the peer's receiver credits} */
+    public long queuedBytes() {
+        return outbound.queuedBytes();
+    }
+
+    @Override
+    public Mono<Void> onClose() {
+        return connection.onClose();
+    }
+
+    @Override
+    public void dispose() {
+        connection.dispose();
+    }
+
+    @Override
+    public boolean isDisposed() {
+        return connection.isDisposed();
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaDuplexConnection[" + connection + "]";
+    }
+}
