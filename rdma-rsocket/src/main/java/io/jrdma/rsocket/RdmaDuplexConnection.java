@@ -14,6 +14,7 @@ import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -113,11 +114,18 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         }
     }
 
-    /** Sends an ERROR frame on stream 0 after the frames already queued, then closes the connection. */
+    /**
+     * Sends an ERROR frame on stream 0 after the frames already queued, then closes the connection;
+     * within the connection's operation timeout at the latest, sent or not.
+     */
     @Override
     public void sendErrorAndClose(RSocketErrorException errorException) {
         outbound.offer(ErrorFrameCodec.encode(alloc, 0, errorException));
         outbound.finish();
+        // RSocket closes this way when the peer stopped answering (keepalive timeout): a peer that
+        // grants no more credits would otherwise hold the ERROR frame, and the connection, forever
+        Disposable deadline = Mono.delay(connection.config().operationTimeout()).subscribe(t -> connection.dispose());
+        connection.onClose().subscribe(null, e -> deadline.dispose(), deadline::dispose);
     }
 
     @Override
