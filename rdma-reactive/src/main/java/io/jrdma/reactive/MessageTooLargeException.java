@@ -8,6 +8,7 @@ import io.jrdma.ffm.RdmaException;
  * goes on.
  */
 public final class MessageTooLargeException extends RdmaException {
+    /** The refused message's size in bytes. */
     private final long length;
 
     /**
