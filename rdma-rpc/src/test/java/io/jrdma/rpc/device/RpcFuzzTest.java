@@ -305,8 +305,18 @@ class RpcFuzzTest {
                     Arrays.fill(b, 24, 40, (byte) 0);
                     yield new Frame("zero idempotency key", TestFrames.resealHeader(b), null);
                 }
-                default -> new Frame("send with immediate", valid(), random.nextInt());
+                default -> new Frame("send with immediate", valid(), applicationImmediate(random.nextInt()));
             };
+        }
+
+        /**
+         * {@code imm} as an application may send it: where both sides take large messages, a
+         * SEND_WITH_IMM whose immediate has bits 31 and 30 set is a rendezvous's, refused when posted
+         * (docs/credit-protocol.md, "Large messages"), so bit 30 is cleared there. The random
+         * sequence is unchanged.
+         */
+        private static int applicationImmediate(int imm) {
+            return (imm & 0xC000_0000) == 0xC000_0000 ? imm & ~0x4000_0000 : imm;
         }
 
         private static boolean isRegistered(int id) {

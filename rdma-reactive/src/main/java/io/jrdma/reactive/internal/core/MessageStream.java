@@ -349,8 +349,11 @@ public final class MessageStream extends Mono<Void> {
 
             @Override
             public void onError(Throwable t) {
-                inFlight.decrementAndGet();
+                // failed first: a drain on upstream's thread that saw the count reach 0 before the
+                // failure would complete the stream, and the error would be dropped (seen in the lab:
+                // a refused large message arrives fast, while upstream completes on another thread)
                 fail(t);
+                inFlight.decrementAndGet();
             }
 
             @Override

@@ -281,4 +281,36 @@ class MessageStreamTest {
         read.getFirst().tryEmitEmpty();
         assertEquals(64, pool.available());
     }
+
+    /**
+     * A message that fails while upstream completes on another thread: the stream fails with the
+     * message's error. Before the rule, the message's subscriber counted it done before failing the
+     * stream, and a drain on upstream's thread between the two completed it (the error dropped).
+     */
+    @Test
+    void aMessageThatFailsAsUpstreamCompletesFailsTheStreamNeverCompletesIt() throws Exception {
+        java.util.concurrent.ExecutorService other = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            for (int round = 0; round < 2_000; round++) {
+                posted.clear();
+                slots.clear();
+                TestPublisher<ScatterGatherElement> upstream = TestPublisher.create();
+                AtomicReference<Object> outcome = new AtomicReference<>();
+                new MessageStream(upstream, outlet(null)).subscribe(v -> { }, outcome::set, () -> outcome.set("completed"));
+                upstream.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
+                int slot = slots.getFirst();
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
+                java.util.concurrent.Future<?> failing = other.submit(() -> {
+                    start.await();
+                    return queue.complete(slot, new WorkCompletion(slot, WcStatus.IBV_WC_REM_ACCESS_ERR, WcOpcode.SEND, 0, false, 0, 0x11, 1));
+                });
+                start.await();
+                upstream.complete();
+                failing.get();
+                assertTrue(outcome.get() instanceof Throwable, "round " + round + ": the stream ended with " + outcome.get());
+            }
+        } finally {
+            other.shutdownNow();
+        }
+    }
 }
