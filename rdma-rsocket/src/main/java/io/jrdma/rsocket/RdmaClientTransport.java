@@ -15,8 +15,8 @@ import reactor.core.publisher.Mono;
  * }</pre>
  *
  * Every connection is one {@link io.jrdma.reactive.RdmaConnection} configured by the
- * {@link RdmaClient} (transport, queue depths, buffers): one RSocket frame per RDMA message, so
- * {@link #maxFrameLength()} is its buffer size. Immutable.
+ * {@link RdmaClient} (transport, queue depths, buffers): one RSocket frame per RDMA message, up to
+ * {@link #maxFrameLength()} (16 MiB - 1 by default) without RSocket's fragmentation. Immutable.
  */
 public final class RdmaClientTransport implements ClientTransport {
     private final RdmaClient client;
@@ -76,10 +76,17 @@ public final class RdmaClientTransport implements ClientTransport {
         return client.connect().map(c -> new RdmaDuplexConnection(c, server, maxQueuedBytes));
     }
 
-    /** {@return the longest frame: the client's buffer size ({@code buffers(size, count)})} */
+    /**
+     * {@return the longest frame, which RSocket sends unfragmented: the client's {@code maxMessageSize}
+     * (default 16 MiB) capped at RSocket's 16 MiB - 1, since every jrdma peer of this version takes
+     * frames above its receive buffers by rendezvous (large messages); its buffer size
+     * ({@code buffers(size, count)}) with {@code receiverCredits(false)}, which turns them off.
+     * The peer's own {@code maxMessageSize} is not known before it connects: configure both sides
+     * alike, or a larger frame closes the connection ({@link FrameTooLargeException})}
+     */
     @Override
     public int maxFrameLength() {
-        return client.configuration().bufferSize();
+        return FrameLimits.configured(client.configuration());
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.jrdma.rsocket;
 
+import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.MessageTooLargeException;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -30,9 +32,13 @@ import reactor.util.Loggers;
  *     {@link RdmaConnection#send(org.reactivestreams.Publisher)} stream takes the frames in order,
  *     each only when the peer has a receive posted for it (its receiver credits), copies it into a
  *     buffer of the connection's pool (one copy: RSocket's frames live in Netty's memory, not in
- *     registered memory) and releases it; the pool buffer goes back once its SEND completed. What
- *     waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes with
- *     {@link SendQueueOverflowException}.</li>
+ *     registered memory) and releases it; the pool buffer goes back once its SEND completed. A
+ *     frame longer than the pool's buffers is copied into memory registered for it, which the peer
+ *     reads by RDMA READ when it is longer than its receive buffers (jrdma's large messages), up to
+ *     {@link #maxFrameLength()}. A longer frame, or one the peer refuses (its
+ *     {@code maxMessageSize} is smaller), closes the connection with {@link FrameTooLargeException}.
+ *     What waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes
+ *     with {@link SendQueueOverflowException}.</li>
  * <li><b>Inbound.</b> {@link #receive()} emits each message as a {@code ByteBuf} over its receive
  *     buffer, without a copy ({@link ReceivedFrame}), released when the subscriber's
  *     {@code onNext} returns, as Reactor Netty's inbound is ({@link ReleaseAfterDelivery}): RSocket
@@ -47,8 +53,8 @@ import reactor.util.Loggers;
 public final class RdmaDuplexConnection implements DuplexConnection {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.rsocket");
 
-    /** What may wait for the peer's credits by default: 16 MiB of frames. */
-    public static final long DEFAULT_MAX_QUEUED_BYTES = 16L << 20;
+    /** What may wait for the peer's credits by default: 32 MiB of frames, two of RSocket's largest. */
+    public static final long DEFAULT_MAX_QUEUED_BYTES = 32L << 20;
 
     private final RdmaConnection connection;
     private final SocketAddress remoteAddress;
@@ -57,36 +63,48 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     private final long maxQueuedBytes;
     private final FrameQueue outbound;
     private final AtomicBoolean received = new AtomicBoolean();
+    /** Why the send stream failed, if it did: the cause of the {@link ClosedChannelException} that follows. */
+    private volatile @Nullable Throwable sendFailure;
 
     RdmaDuplexConnection(RdmaConnection connection, SocketAddress remoteAddress, long maxQueuedBytes) {
         this.connection = connection;
         this.remoteAddress = remoteAddress;
         this.alloc = ByteBufAllocator.DEFAULT;
-        this.maxFrameLength = connection.config().bufferSize();
+        // a peer granting receiver credits is a jrdma peer of this version: it takes large messages
+        this.maxFrameLength = FrameLimits.maxFrameLength(connection.peerCredits() >= 0, connection.config().maxMessageSize(),
+                connection.config().bufferSize());
         this.maxQueuedBytes = maxQueuedBytes;
         this.outbound = new FrameQueue(maxQueuedBytes);
         connection.send(outbound.frames().concatMap(this::stage, 0))
+                .onErrorMap(MessageTooLargeException.class, e -> new FrameTooLargeException("the peer of " + connection + " refused an RSocket frame"
+                        + " of " + e.length() + " bytes: its maxMessageSize is below this side's maxFrameLength " + maxFrameLength, e))
                 .doFinally(s -> connection.dispose())
                 .subscribe(null, e -> {
-                    if (!(e instanceof ConnectionException.Closed)) LOG.warn(connection + ": sending RSocket frames failed; closing it", e);
+                    if (e instanceof ConnectionException.Closed) return;
+                    sendFailure = e;
+                    LOG.warn(connection + ": sending RSocket frames failed; closing it", e);
                 });
         connection.onClose().subscribe(null, e -> { }, () -> outbound.abort(closedChannel(null)));
     }
 
     /**
      * Copies {@code frame} into a pool buffer once one is free (at most the pool's count are out:
-     * a SEND holds its buffer until it completed) and releases it, whatever happens.
+     * a SEND holds its buffer until it completed), or, longer than those, into memory registered
+     * for it, and releases it, whatever happens.
      */
     private Mono<ScatterGatherElement> stage(ByteBuf frame) {
         int length = frame.readableBytes();
         if (length > maxFrameLength) {
             frame.release();
             return Mono.error(new FrameTooLargeException("an RSocket frame of " + length + " bytes exceeds maxFrameLength " + maxFrameLength
-                    + " of " + connection + " (its buffer size): configure fragment(mtu) on the RSocket connector and server"));
+                    + " of " + connection + (maxFrameLength == connection.config().bufferSize() ? " (its buffer size: the peer takes no large"
+                    + " messages)" : "") + ": configure fragment(mtu) on the RSocket connector and server", null));
         }
         BufferPool pool = connection.buffers();
-        return Mono.defer(pool::acquire)
-                .map(b -> copy(frame, b, length))
+        // REMOTE_READ: above the peer's receive buffers the peer reads the frame from here, not from a second copy
+        Mono<RegisteredBuffer> buffer = length <= pool.bufferSize() ? Mono.defer(pool::acquire)
+                : Mono.fromCallable(() -> connection.domain().register(length, Access.LOCAL_WRITE, Access.REMOTE_READ));
+        return buffer.map(b -> copy(frame, b, length))
                 .doFinally(s -> frame.release());
     }
 
@@ -136,14 +154,21 @@ public final class RdmaDuplexConnection implements DuplexConnection {
             }
             return connection.receives().map(m -> (ByteBuf) ReceivedFrame.of(m, alloc))
                     .concatWith(Mono.error(() -> closedChannel(null)))
-                    .onErrorMap(ConnectionException.Closed.class, RdmaDuplexConnection::closedChannel)
+                    .onErrorMap(ConnectionException.Closed.class, this::closedChannel)
                     .transform(Operators.<ByteBuf, ByteBuf>lift((scannable, actual) -> new ReleaseAfterDelivery(actual)));
         });
     }
 
-    private static ClosedChannelException closedChannel(ConnectionException.@Nullable Closed cause) {
+    /** The connection closed: its cause why the send stream failed (a frame too large, say), else {@code cause}, if known. */
+    private ClosedChannelException closedChannel(ConnectionException.@Nullable Closed cause) {
         ClosedChannelException e = new ClosedChannelException();
-        if (cause != null) e.initCause(cause);
+        Throwable failure = sendFailure;
+        if (failure != null) {
+            e.initCause(failure);
+            if (cause != null) e.addSuppressed(cause);
+        } else if (cause != null) {
+            e.initCause(cause);
+        }
         return e;
     }
 
@@ -162,7 +187,11 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         return connection;
     }
 
-    /** {@return the longest frame one message carries: the connection's buffer size} */
+    /**
+     * {@return the longest frame one message of this connection carries: where the peer takes large
+     * messages (a jrdma peer of this version: it grants receiver credits), this side's
+     * {@code maxMessageSize}, at most RSocket's 16 MiB - 1; else the buffer size}
+     */
     public int maxFrameLength() {
         return maxFrameLength;
     }

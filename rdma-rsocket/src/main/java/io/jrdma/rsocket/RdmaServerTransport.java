@@ -75,10 +75,17 @@ public final class RdmaServerTransport implements ServerTransport<RdmaServerTran
         }).bind().map(BoundServer::new);
     }
 
-    /** {@return the longest frame: the server's buffer size ({@code buffers(size, count)})} */
+    /**
+     * {@return the longest frame, which RSocket sends unfragmented: the server's {@code maxMessageSize}
+     * (default 16 MiB) capped at RSocket's 16 MiB - 1, since every jrdma peer of this version takes
+     * frames above its receive buffers by rendezvous (large messages); its buffer size
+     * ({@code buffers(size, count)}) with {@code receiverCredits(false)}, which turns them off.
+     * The peer's own {@code maxMessageSize} is not known before it connects: configure both sides
+     * alike, or a larger frame closes the connection ({@link FrameTooLargeException})}
+     */
     @Override
     public int maxFrameLength() {
-        return server.configuration().bufferSize();
+        return FrameLimits.configured(server.configuration());
     }
 
     /** A listening RSocket server over RDMA: its address and lifecycle. */
