@@ -16,11 +16,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.UnaryOperator;
 
 /**
  * An RSocket server on rxe1 (10.77.0.2) and a client connected to it from rxe0 (10.77.0.1), over
  * either jrdma transport. Event-driven polling: under single-threaded TCG, busy pollers take turns
- * of milliseconds. 64 KiB buffers: every frame of these tests fits one message.
+ * of milliseconds. 64 KiB buffers: a longer frame goes by rendezvous (jrdma's large messages).
  */
 final class RSocketLab implements AutoCloseable {
     static final String SERVER_IP = System.getenv().getOrDefault("RXE_IP_B", "10.77.0.2");
@@ -43,14 +44,25 @@ final class RSocketLab implements AutoCloseable {
 
     /** Serves {@code responder}; the client decodes payloads with {@code clientDecoder}. */
     static RSocketLab start(Transport transport, RSocket responder, PayloadDecoder clientDecoder) {
-        RdmaServer rdmaServer = RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
-                .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS);
+        return start(transport, responder, clientDecoder, s -> s, new InboundFrames(), new InboundFrames());
+    }
+
+    /**
+     * Serves {@code responder} on a server {@code serverSettings} configures further; {@code serverFrames}
+     * and {@code clientFrames} see each side's inbound frames.
+     */
+    static RSocketLab start(Transport transport, RSocket responder, PayloadDecoder clientDecoder, UnaryOperator<RdmaServer> serverSettings,
+            InboundFrames serverFrames, InboundFrames clientFrames) {
+        RdmaServer rdmaServer = serverSettings.apply(RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
+                .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS));
         RdmaServerTransport.BoundServer server = RSocketServer.create(SocketAcceptor.with(responder))
+                .interceptors(r -> r.forConnection(serverFrames))
                 .bind(RdmaServerTransport.create(rdmaServer)).block(TIMEOUT);
         try {
             RdmaClient rdmaClient = RdmaClient.create().localAddress(CLIENT_IP).transport(transport)
                     .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS);
             RSocket client = RSocketConnector.create().payloadDecoder(clientDecoder)
+                    .interceptors(r -> r.forConnection(clientFrames))
                     .connect(RdmaClientTransport.create(rdmaClient, SERVER_IP, server.address().getPort())).block(TIMEOUT);
             return new RSocketLab(server, client);
         } catch (RuntimeException e) {

@@ -10,13 +10,17 @@ import io.rsocket.RSocket;
 import io.rsocket.exceptions.ApplicationErrorException;
 import io.rsocket.frame.decoder.PayloadDecoder;
 import io.rsocket.util.DefaultPayload;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,12 +36,21 @@ import reactor.test.StepVerifier;
 /**
  * rsocket-java's transport contract against rxe, over both jrdma transports: the cases of
  * rsocket-java's {@code io.rsocket.transport.TransportTest} (request-response, fire-and-forget,
- * request-stream, request-channel, metadata push, cancel, an erroring responder), a peer closing,
- * and RSocket's demand carried across the wire without an RNR NAK.
+ * request-stream, request-channel, metadata push, cancel, an erroring responder), 10 MiB payloads
+ * unfragmented both ways, a peer closing, and RSocket's demand carried across the wire without an
+ * RNR NAK.
  */
 @Tag("device")
 @Timeout(300)
 class RSocketTransportTest {
+    /**
+     * Payloads of the request-stream and the request-channel: {@code -Djrdma.rsocket.payloads}
+     * (the lab: {@code LAB_JAVA_OPTS}), 80,000 by default. Issue 25 asks 200,000; at rxe-in-qemu's
+     * ~5,000 messages/s that is about 40 s for the stream and 80 s for the channel (a frame each
+     * way per payload), so the default keeps each case near 30 s at most.
+     */
+    static final int PAYLOADS = Integer.getInteger("jrdma.rsocket.payloads", 80_000);
+    static final Duration MANY_PAYLOADS_TIMEOUT = Duration.ofSeconds(60 + PAYLOADS / 1000);
 
     /** TransportTest's TestRSocket: echoes, counts, and streams numbered payloads. */
     static class Responder implements RSocket {
@@ -133,16 +146,15 @@ class RSocketTransportTest {
     }
 
     /**
-     * 10,000 payloads through 32 receive buffers, decoded zero-copy on the client: each frame's
-     * receive buffer is posted again only when the test releases its payload, so a frame that is
-     * never given back stalls the stream here instead of passing.
+     * {@link #PAYLOADS} payloads through 32 receive buffers, decoded zero-copy on the client: each
+     * frame's receive buffer is posted again only when the test releases its payload, so a frame
+     * that is never given back stalls the stream here instead of passing.
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
-    void requestStreamDeliversTenThousandPayloadsInOrderZeroCopy(Transport transport) {
-        int count = 10_000;
+    void requestStreamDeliversEveryPayloadInOrderZeroCopy(Transport transport) {
         try (RSocketLab lab = RSocketLab.start(transport, new Responder(), PayloadDecoder.ZERO_COPY)) {
-            Mono<Long> inOrder = lab.client.requestStream(DefaultPayload.create(Integer.toString(count))).index()
+            Mono<Long> inOrder = lab.client.requestStream(DefaultPayload.create(Integer.toString(PAYLOADS))).index()
                     .filter(t -> {
                         Payload p = t.getT2();
                         try {
@@ -151,23 +163,72 @@ class RSocketTransportTest {
                             p.release();
                         }
                     }).count();
-            StepVerifier.create(inOrder).expectNext((long) count).expectComplete().verify(Duration.ofSeconds(240));
+            StepVerifier.create(inOrder).expectNext((long) PAYLOADS).expectComplete().verify(MANY_PAYLOADS_TIMEOUT);
         }
     }
 
+    /** {@link #PAYLOADS} payloads echoed: as many frames each way, with the responder's demand across the wire. */
     @ParameterizedTest
     @EnumSource(Transport.class)
     void requestChannelEchoesEveryPayloadInOrder(Transport transport) {
         try (RSocketLab lab = RSocketLab.start(transport, new Responder())) {
-            Flux<String> echoes = lab.client.requestChannel(Flux.range(0, 1000).map(i -> DefaultPayload.create("channel " + i)))
+            Flux<String> echoes = lab.client.requestChannel(Flux.range(0, PAYLOADS).map(i -> DefaultPayload.create("channel " + i)))
                     .map(p -> {
                         String d = p.getDataUtf8();
                         p.release();
                         return d;
                     });
             StepVerifier.create(echoes.index().filter(t -> t.getT2().equals("echo channel " + t.getT1())).count())
-                    .expectNext(1000L).expectComplete().verify(Duration.ofSeconds(120));
+                    .expectNext((long) PAYLOADS).expectComplete().verify(MANY_PAYLOADS_TIMEOUT);
         }
+    }
+
+    /**
+     * A 10 MiB request answered by a 10 MiB response, each one RSocket frame: no
+     * {@code fragment(mtu)} anywhere, and each side's longest inbound frame is above 10 MiB; jrdma
+     * carries them by rendezvous (the buffers are 64 KiB). CRC32 checks the bytes both ways.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void tenMebibytePayloadsCrossBothWaysUnfragmented(Transport transport) {
+        int size = 10 << 20;
+        byte[] request = randomBytes(size, 1);
+        long requestCrc = crc32(ByteBuffer.wrap(request));
+        Responder responder = new Responder() {
+            @Override
+            public Mono<Payload> requestResponse(Payload p) {
+                long crc = crc32(p.getData());
+                p.release();
+                return Mono.just(DefaultPayload.create(randomBytes(size, crc), Long.toString(crc).getBytes(StandardCharsets.UTF_8)));
+            }
+        };
+        InboundFrames serverFrames = new InboundFrames(), clientFrames = new InboundFrames();
+        try (RSocketLab lab = RSocketLab.start(transport, responder, PayloadDecoder.DEFAULT, s -> s, serverFrames, clientFrames)) {
+            StepVerifier.create(lab.client.requestResponse(DefaultPayload.create(request)))
+                    .assertNext(p -> {
+                        try {
+                            assertEquals(Long.toString(requestCrc), p.getMetadataUtf8(), "the responder's CRC32 of the request");
+                            assertEquals(size, p.data().readableBytes());
+                            assertEquals(crc32(ByteBuffer.wrap(randomBytes(size, requestCrc))), crc32(p.getData()), "the response's CRC32");
+                        } finally {
+                            p.release();
+                        }
+                    }).expectComplete().verify(Duration.ofSeconds(120));
+            assertTrue(serverFrames.longest.get() > size, "the request came as one frame: " + serverFrames.longest.get());
+            assertTrue(clientFrames.longest.get() > size, "the response came as one frame: " + clientFrames.longest.get());
+        }
+    }
+
+    static byte[] randomBytes(int size, long seed) {
+        byte[] bytes = new byte[size];
+        new SplittableRandom(seed).nextBytes(bytes);
+        return bytes;
+    }
+
+    static long crc32(ByteBuffer bytes) {
+        CRC32 crc = new CRC32();
+        crc.update(bytes);
+        return crc.getValue();
     }
 
     @ParameterizedTest
