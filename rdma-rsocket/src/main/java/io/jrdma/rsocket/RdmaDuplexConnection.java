@@ -20,6 +20,7 @@ import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -60,6 +61,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     private final SocketAddress remoteAddress;
     private final ByteBufAllocator alloc;
     private final int maxFrameLength;
+    private final boolean largeMessages;
     private final long maxQueuedBytes;
     private final FrameQueue outbound;
     private final AtomicBoolean received = new AtomicBoolean();
@@ -71,8 +73,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         this.remoteAddress = remoteAddress;
         this.alloc = ByteBufAllocator.DEFAULT;
         // a peer granting receiver credits is a jrdma peer of this version: it takes large messages
-        this.maxFrameLength = FrameLimits.maxFrameLength(connection.peerCredits() >= 0, connection.config().maxMessageSize(),
-                connection.config().bufferSize());
+        this.largeMessages = connection.peerCredits() >= 0;
+        this.maxFrameLength = FrameLimits.maxFrameLength(largeMessages, connection.config().maxMessageSize(), connection.config().bufferSize());
         this.maxQueuedBytes = maxQueuedBytes;
         this.outbound = new FrameQueue(maxQueuedBytes);
         connection.send(outbound.frames().concatMap(this::stage, 0))
@@ -97,13 +99,16 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         if (length > maxFrameLength) {
             frame.release();
             return Mono.error(new FrameTooLargeException("an RSocket frame of " + length + " bytes exceeds maxFrameLength " + maxFrameLength
-                    + " of " + connection + (maxFrameLength == connection.config().bufferSize() ? " (its buffer size: the peer takes no large"
-                    + " messages)" : "") + ": configure fragment(mtu) on the RSocket connector and server", null));
+                    + " of " + connection + (largeMessages ? "" : " (its buffer size: the peer takes no large"
+                    + " messages)") + ": configure fragment(mtu) on the RSocket connector and server", null));
         }
         BufferPool pool = connection.buffers();
-        // REMOTE_READ: above the peer's receive buffers the peer reads the frame from here, not from a second copy
+        // REMOTE_READ: above the peer's receive buffers the peer reads the frame from here, not from a second copy;
+        // registering (pinning) and copying megabytes is no work for the connection's loop thread, where this may run
         Mono<RegisteredBuffer> buffer = length <= pool.bufferSize() ? Mono.defer(pool::acquire)
-                : Mono.fromCallable(() -> connection.domain().register(length, Access.LOCAL_WRITE, Access.REMOTE_READ));
+                : Mono.fromCallable(() -> connection.domain().register(length, Access.LOCAL_WRITE, Access.REMOTE_READ))
+                        .subscribeOn(Schedulers.boundedElastic())
+                        .doOnDiscard(RegisteredBuffer.class, RegisteredBuffer::release);  // registered, then cancelled
         return buffer.map(b -> copy(frame, b, length))
                 .doFinally(s -> frame.release());
     }
@@ -159,7 +164,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         });
     }
 
-    /** The connection closed: its cause why the send stream failed (a frame too large, say), else {@code cause}, if known. */
+    /** The connection closed; its cause is why the send stream failed (a frame too large, say) if it did, else {@code cause}. */
     private ClosedChannelException closedChannel(ConnectionException.@Nullable Closed cause) {
         ClosedChannelException e = new ClosedChannelException();
         Throwable failure = sendFailure;
