@@ -55,7 +55,8 @@ public final class RdmaClientTransport implements ClientTransport {
 
     /**
      * The bytes of outbound frames that may wait for the peer's receiver credits before a
-     * connection closes with {@link SendQueueOverflowException}.
+     * connection closes with {@link SendQueueOverflowException}. Keep it at least
+     * {@link #maxFrameLength()}: a longer frame never fits, and closes the connection.
      *
      * @param bytes from 1 (default {@link RdmaDuplexConnection#DEFAULT_MAX_QUEUED_BYTES})
      * @return a copy with that bound

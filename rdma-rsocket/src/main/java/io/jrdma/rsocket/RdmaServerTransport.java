@@ -49,7 +49,8 @@ public final class RdmaServerTransport implements ServerTransport<RdmaServerTran
 
     /**
      * The bytes of outbound frames that may wait for a peer's receiver credits before its
-     * connection closes with {@link SendQueueOverflowException}.
+     * connection closes with {@link SendQueueOverflowException}. Keep it at least
+     * {@link #maxFrameLength()}: a longer frame never fits, and closes the connection.
      *
      * @param bytes from 1 (default {@link RdmaDuplexConnection#DEFAULT_MAX_QUEUED_BYTES})
      * @return a copy with that bound
