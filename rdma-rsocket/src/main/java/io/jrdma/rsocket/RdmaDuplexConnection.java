@@ -1,6 +1,5 @@
 package io.jrdma.rsocket;
 
-import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.MessageTooLargeException;
 import io.jrdma.reactive.RdmaConnection;
@@ -34,9 +33,10 @@ import reactor.util.Loggers;
  *     each only when the peer has a receive posted for it (its receiver credits), copies it into a
  *     buffer of the connection's pool (one copy: RSocket's frames live in Netty's memory, not in
  *     registered memory) and releases it; the pool buffer goes back once its SEND completed. A
- *     frame longer than the pool's buffers is copied into memory registered for it, which the peer
- *     reads by RDMA READ when it is longer than its receive buffers (jrdma's large messages), up to
- *     {@link #maxFrameLength()}. A longer frame, or one the peer refuses (its
+ *     frame longer than the pool's buffers is copied, once too, into a buffer of the connection's
+ *     large-message memory ({@link RdmaConnection#largeMessageBuffer}: size classes registered once
+ *     and reused, nothing registered per frame), which the peer reads by RDMA READ when it is
+ *     longer than its receive buffers (jrdma's large messages), up to {@link #maxFrameLength()}. A longer frame, or one the peer refuses (its
  *     {@code maxMessageSize} is smaller), closes the connection with {@link FrameTooLargeException}.
  *     What waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes
  *     with {@link SendQueueOverflowException}.</li>
@@ -77,7 +77,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         this.maxFrameLength = FrameLimits.maxFrameLength(largeMessages, connection.config().maxMessageSize(), connection.config().bufferSize());
         this.maxQueuedBytes = maxQueuedBytes;
         this.outbound = new FrameQueue(maxQueuedBytes);
-        connection.send(outbound.frames().concatMap(this::stage, 0))
+        connection.send(outbound.frames().concatMap(this::stage, 0)
+                        .doOnDiscard(ScatterGatherElement.class, e -> e.buffer().release()))  // copied, then the stream ended
                 .onErrorMap(MessageTooLargeException.class, e -> new FrameTooLargeException("the peer of " + connection + " refused an RSocket frame"
                         + " of " + e.length() + " bytes: its maxMessageSize is below this side's maxFrameLength " + maxFrameLength, e))
                 .doFinally(s -> connection.dispose())
@@ -91,8 +92,10 @@ public final class RdmaDuplexConnection implements DuplexConnection {
 
     /**
      * Copies {@code frame} into a pool buffer once one is free (at most the pool's count are out:
-     * a SEND holds its buffer until it completed), or, longer than those, into memory registered
-     * for it, and releases it, whatever happens.
+     * a SEND holds its buffer until it completed), or, longer than those, into a buffer of the
+     * connection's large-message memory ({@link RdmaConnection#largeMessageBuffer}: registered once
+     * per size class and reused, which the peer reads where it is), and releases it, whatever
+     * happens: once copied, or at once if the stream ends before the copy began (never during it).
      */
     private Mono<ScatterGatherElement> stage(ByteBuf frame) {
         int length = frame.readableBytes();
@@ -103,14 +106,26 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                     + " messages)") + ": configure fragment(mtu) on the RSocket connector and server", null));
         }
         BufferPool pool = connection.buffers();
-        // REMOTE_READ: above the peer's receive buffers the peer reads the frame from here, not from a second copy;
-        // registering (pinning) and copying megabytes is no work for the connection's loop thread, where this may run
+        // copying megabytes is no work for the connection's loop thread, where a buffer coming back may resume this
         Mono<RegisteredBuffer> buffer = length <= pool.bufferSize() ? Mono.defer(pool::acquire)
-                : Mono.fromCallable(() -> connection.domain().register(length, Access.LOCAL_WRITE, Access.REMOTE_READ))
-                        .subscribeOn(Schedulers.boundedElastic())
-                        .doOnDiscard(RegisteredBuffer.class, RegisteredBuffer::release);  // registered, then cancelled
-        return buffer.map(b -> copy(frame, b, length))
-                .doFinally(s -> frame.release());
+                : connection.largeMessageBuffer(length)
+                        .publishOn(Schedulers.boundedElastic())
+                        .doOnDiscard(RegisteredBuffer.class, RegisteredBuffer::release);  // acquired, then cancelled before the copy
+        // the frame's one release: the copy's once done, or the stream's if it ends (cancels) before the copy began, never during it
+        AtomicBoolean claimed = new AtomicBoolean();
+        return buffer.<ScatterGatherElement>handle((b, sink) -> {
+            if (!claimed.compareAndSet(false, true)) {
+                b.release();  // cancelled meanwhile: the frame is gone
+                return;
+            }
+            try {
+                sink.next(copy(frame, b, length));
+            } finally {
+                frame.release();
+            }
+        }).doFinally(s -> {
+            if (claimed.compareAndSet(false, true)) frame.release();
+        });
     }
 
     private static ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
