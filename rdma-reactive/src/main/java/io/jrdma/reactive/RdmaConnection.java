@@ -244,6 +244,32 @@ public final class RdmaConnection implements RdmaDisposable {
     }
 
     /**
+     * A buffer for a copy of one large message, to send by {@link #send(Publisher)}: the memory
+     * {@link #sendByteArray(Publisher)} copies its large messages into, from the connection's
+     * size classes (powers of two), each registered once, on first use, and reused until the
+     * connection closes (two to eight buffers a class, 8 MiB of them), so a message registers
+     * nothing. The peer may read it ({@code REMOTE_READ}): a message in it above the peer's receive
+     * buffers is read where it is, and its buffer goes back once the peer has read it. For bytes
+     * that are not registered memory (a {@code ByteBuffer}, Netty's memory) this is one copy, and
+     * the source is free once the caller's copy returned: put the bytes in and pass
+     * {@code ScatterGatherElement.of(buffer, 0, length)} to {@code send(Publisher)}.
+     *
+     * <p>Waits, without a thread, while every buffer of its class is out: they come back as the
+     * peer reads their messages.
+     *
+     * @param length the message's bytes, 1 to the peer's {@link ConnectionConfig#maxMessageSize()}
+     * @return emits a buffer of at least {@code length} bytes, which the caller owns (release it if
+     *         it sends nothing); fails with {@link IllegalStateException} when the peer takes no large
+     *         messages, with {@link ConnectionException.Closed} once the connection closes
+     * @throws IllegalArgumentException when {@code length} is not positive
+     */
+    public Mono<RegisteredBuffer> largeMessageBuffer(int length) {
+        if (length <= 0) throw new IllegalArgumentException("a large message's buffer of " + length + " bytes");
+        return Mono.defer(() -> core.largeCopy(length))
+                .onErrorMap(e -> core.isClosing(), e -> core.closedError());
+    }
+
+    /**
      * The peer's receiver credits this side holds unused: how many more messages (SEND,
      * SEND_WITH_IMM, WRITE_WITH_IMM) can be posted before the peer grants more, or -1 when the peer
      * grants none (a C peer, a raw connection): then nothing holds a message back but the send slots.

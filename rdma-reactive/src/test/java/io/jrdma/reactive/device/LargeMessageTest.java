@@ -6,6 +6,7 @@ import static io.jrdma.reactive.device.LabPeers.TIMEOUT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.ffm.Access;
@@ -227,6 +228,46 @@ class LargeMessageTest {
             } finally {
                 pool.close();
             }
+        }
+    }
+
+    /**
+     * Bytes outside registered memory (a direct {@code ByteBuffer}, as Netty's are) copied once into
+     * {@link RdmaConnection#largeMessageBuffer}: the source is reused as soon as the copy returned,
+     * the peer reads the copy where it is, and once a size class was used nothing more is
+     * registered, on either side, however many messages follow.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void largeMessageBuffersAreRegisteredOncePerSizeClassAndReused(Transport transport) {
+        try (LabPeers p = LabPeers.connect(transport, RdmaServer.create().queueDepth(16, 8), RdmaClient.create().queueDepth(16, 8))) {
+            assertThrows(IllegalArgumentException.class, () -> p.client.largeMessageBuffer(0));
+            sendThroughLargeMessageBuffers(p, 4);  // registers the size class on both sides
+            long clientRegistered = p.client.domain().registeredBytes(), serverRegistered = p.accepted.domain().registeredBytes();
+            sendThroughLargeMessageBuffers(p, 60);
+            assertEquals(clientRegistered, p.client.domain().registeredBytes(), "nothing more registered by the sender");
+            assertEquals(serverRegistered, p.accepted.domain().registeredBytes(), "nothing more registered by the receiver");
+        }
+    }
+
+    private static void sendThroughLargeMessageBuffers(LabPeers p, int count) {
+        int size = 100_000;  // one size class (128 KiB), above the 4 KiB receive buffers
+        ByteBuffer source = ByteBuffer.allocateDirect(size);
+        AtomicLong sent = new AtomicLong();
+        Flux<ScatterGatherElement> elements = Flux.range(0, count).concatMap(i -> p.client.largeMessageBuffer(size).map(b -> {
+            byte[] m = message(i, size);
+            sent.addAndGet(checksum(m));
+            source.clear().put(m).flip();
+            b.segment().asSlice(0, size).asByteBuffer().put(source);  // the one copy: the source is free from here
+            return ScatterGatherElement.of(b, 0, size);
+        }), 0);
+        long rnrBefore = ReceiverCreditsTest.rnrNaks();
+        try {
+            StepVerifier.create(Mono.zip(p.client.send(elements).thenReturn(true), consume(p.accepted, count)))
+                    .assertNext(t -> assertEquals(sent.get(), t.getT2(), "every message once, in order, checksummed"))
+                    .expectComplete().verify(Duration.ofMinutes(2));
+        } catch (AssertionError e) {
+            throw diagnosed(e, p.client, p.accepted, rnrBefore);
         }
     }
 
