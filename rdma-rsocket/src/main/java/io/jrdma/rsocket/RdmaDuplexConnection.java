@@ -87,7 +87,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                     sendFailure = e;
                     LOG.warn(connection + ": sending RSocket frames failed; closing it", e);
                 });
-        connection.onClose().subscribe(null, e -> { }, () -> outbound.abort(closedChannel(null)));
+        connection.onDispose().subscribe(null, e -> { }, () -> outbound.abort(closedChannel(null)));
     }
 
     /**
@@ -163,7 +163,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         // RSocket closes this way when the peer stopped answering (keepalive timeout): a peer that
         // grants no more credits would otherwise hold the ERROR frame, and the connection, forever
         Disposable deadline = Mono.delay(connection.config().operationTimeout()).subscribe(t -> connection.dispose());
-        connection.onClose().subscribe(null, e -> deadline.dispose(), deadline::dispose);
+        connection.onDispose().subscribe(null, e -> deadline.dispose(), deadline::dispose);
     }
 
     @Override
@@ -223,7 +223,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
 
     @Override
     public Mono<Void> onClose() {
-        return connection.onClose();
+        return connection.onDispose();
     }
 
     @Override

@@ -107,10 +107,10 @@ public final class RdmaServerTransport implements ServerTransport<RdmaServerTran
             return server;
         }
 
-        /** Stops listening and closes every connection, without waiting ({@link DisposableRdmaServer#disposeLater()}). */
+        /** Stops listening and closes every connection, without waiting ({@link DisposableRdmaServer#dispose()}). */
         @Override
         public void dispose() {
-            server.disposeLater();
+            server.dispose();
         }
 
         @Override

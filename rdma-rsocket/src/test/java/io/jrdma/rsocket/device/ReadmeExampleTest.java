@@ -30,12 +30,12 @@ class ReadmeExampleTest {
         RdmaServerTransport.BoundServer server = RSocketServer
                 .create(SocketAcceptor.forRequestResponse(p -> Mono.just(DefaultPayload.create("echo " + p.getDataUtf8()))))
                 .bind(RdmaServerTransport.create(RdmaServer.create().host(SERVER_IP).port(7878).buffers(64 << 10, 32)))
-                .block(Duration.ofSeconds(10));
+                .block(Duration.ofSeconds(60));
         RSocket client = RSocketConnector.create()
                 .connect(RdmaClientTransport.create(RdmaClient.create().localAddress(CLIENT_IP).buffers(64 << 10, 32), SERVER_IP, 7878))
-                .block(Duration.ofSeconds(10));
+                .block(Duration.ofSeconds(60));
         String answer = client.requestResponse(DefaultPayload.create("hello, rsocket"))
-                .map(Payload::getDataUtf8).block(Duration.ofSeconds(10));  // "echo hello, rsocket"
+                .map(Payload::getDataUtf8).block(Duration.ofSeconds(60));  // "echo hello, rsocket"
         // README end
         try {
             assertEquals("echo hello, rsocket", answer);

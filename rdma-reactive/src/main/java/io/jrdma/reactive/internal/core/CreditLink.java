@@ -306,6 +306,11 @@ final class CreditLink {
         return credits;
     }
 
+    /** {@return the connection's closed error once it is closing, null while it is open} */
+    ConnectionException.@Nullable Closed closedError() {
+        return connection.isClosing() ? connection.closedError() : null;
+    }
+
     /** For diagnostics: the credits, a shared queue's share, the control slots (read racily: a snapshot for a log line). */
     @Override
     public String toString() {

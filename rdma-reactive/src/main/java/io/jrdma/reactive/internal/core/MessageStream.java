@@ -31,6 +31,9 @@ import reactor.core.publisher.Operators;
  * <li>messages are posted in the order they arrive; the {@code Mono} completes after upstream
  *     completed and every message completed, and fails with the first error (upstream's, or a
  *     message's), cancelling upstream;</li>
+ * <li>a stream waiting for a credit when the connection closes fails with the connection's
+ *     closed error ({@link Outlet#closed()}), cancelling upstream: a closing connection grants
+ *     nothing more, and its outlet runs every wait at once;</li>
  * <li>credits taken for elements that never arrived (upstream completed, failed or was cancelled
  *     first) are given back, once;</li>
  * <li>an element above the outlet's {@link Outlet#eagerLimit()} goes by rendezvous: it waits for
@@ -51,6 +54,11 @@ public final class MessageStream extends Mono<Void> {
 
         /** Runs {@code wake} once, on any thread, when a grant may have added credits (at once if closing). */
         void awaitCredit(Runnable wake);
+
+        /** {@return what the connection's operations fail with once it closes, or null while it is open} */
+        default @Nullable Throwable closed() {
+            return null;
+        }
 
         /** The SEND of {@code message}, not subscribed yet. */
         Op operation(ScatterGatherElement message);
@@ -87,6 +95,11 @@ public final class MessageStream extends Mono<Void> {
         public void awaitCredit(Runnable wake) {
             if (link == null) wake.run();
             else link.awaitCredit(wake);
+        }
+
+        @Override
+        public @Nullable Throwable closed() {
+            return link == null ? null : link.closedError();
         }
 
         @Override
@@ -209,7 +222,14 @@ public final class MessageStream extends Mono<Void> {
                 if (r < 0 || r + inFlight.get() >= maxInFlight) break;
                 if (credits != null && !credits.tryTake()) {
                     if (awaitingCredit.compareAndSet(false, true)) outlet.awaitCredit(wake);
-                    if (!credits.tryTake()) break;  // a grant between the look and the wait wakes this drain again
+                    if (credits.tryTake()) {
+                        // a grant came between the look and the wait
+                    } else if (outlet.closed() instanceof Throwable closed) {
+                        fail(closed);  // no grant comes any more: a closing outlet wakes at once, and would again
+                        return 0;
+                    } else {
+                        break;  // a grant between the look and the wait wakes this drain again
+                    }
                 }
                 if (!requested.compareAndSet(r, r + 1)) {  // the stream ended meanwhile
                     if (credits != null) credits.refund();

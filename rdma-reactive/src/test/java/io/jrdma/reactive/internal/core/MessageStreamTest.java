@@ -126,6 +126,59 @@ class MessageStreamTest {
         d.dispose();
     }
 
+    /**
+     * The lab (an RSocket connection closed by its peer): the stream waited for a credit, the
+     * connection closed, and CreditLink, closing, ran the wait at once, and again on every look:
+     * the drain spun on the rdma_cm event thread for good. It fails with the closed error instead.
+     */
+    @Test
+    void aStreamWaitingForACreditWhenTheConnectionClosesFailsWithTheClosedErrorAndDoesNotSpin() {
+        Credits credits = new Credits(16, 1);
+        AtomicReference<Throwable> closed = new AtomicReference<>();
+        MessageStream.Outlet open = outlet(credits);
+        MessageStream.Outlet outlet = new MessageStream.Outlet() {
+            @Override
+            public int maxInFlight() {
+                return open.maxInFlight();
+            }
+
+            @Override
+            public @Nullable Credits credits() {
+                return credits;
+            }
+
+            @Override
+            public void awaitCredit(Runnable wake) {  // as CreditLink: at once when closing
+                if (closed.get() != null) wake.run();
+                else credits.awaitCredit(wake);
+            }
+
+            @Override
+            public @Nullable Throwable closed() {
+                return closed.get();
+            }
+
+            @Override
+            public Op operation(ScatterGatherElement m) {
+                return open.operation(m);
+            }
+        };
+        TestPublisher<ScatterGatherElement> source = TestPublisher.create();  // like RSocket's frames: never completes
+        List<Object> result = new CopyOnWriteArrayList<>();
+        new MessageStream(source, outlet).subscribe(v -> { }, result::add, () -> result.add("done"));
+        source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
+        assertEquals(1, posted.size(), "one credit, one message");
+        completeAll();
+
+        IllegalStateException error = new IllegalStateException("the connection closed");
+        closed.set(error);
+        credits.wakeWaiters();  // CreditLink.closing()
+        assertEquals(List.of(error), result);
+        source.assertCancelled();
+        assertEquals(0, credits.available(), "its one credit went with the one message; none was taken for more");
+        assertEquals(64, pool.available());
+    }
+
     @Test
     void withoutCreditsTheSendSlotsBoundTheStream() {
         AtomicLong requested = new AtomicLong();
