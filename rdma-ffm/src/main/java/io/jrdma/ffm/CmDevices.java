@@ -37,7 +37,7 @@ public final class CmDevices implements AutoCloseable {
      * @throws RdmaLibraryUnavailableException when librdmacm is not installed
      */
     public static CmDevices open() {
-        Native.Lib.RDMACM.lookup();
+        RdmaLibraryUnavailableException.requireLoaded(Native.Lib.RDMACM);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment count = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment errno = Native.errnoBuffer();

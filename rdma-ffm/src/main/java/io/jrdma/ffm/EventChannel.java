@@ -57,7 +57,7 @@ public final class EventChannel extends NativeResource {
      * @throws VerbsException when the channel cannot be created for another reason
      */
     public static EventChannel create() {
-        Native.Lib.RDMACM.lookup();
+        RdmaLibraryUnavailableException.requireLoaded(Native.Lib.RDMACM);
         ChannelGate gate = new ChannelGate();  // first: its eventfd can fail without a channel to undo
         try {
             MemorySegment errno = Native.errnoBuffer();

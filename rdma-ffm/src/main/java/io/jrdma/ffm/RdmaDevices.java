@@ -81,7 +81,7 @@ public final class RdmaDevices {
     }
 
     private static <T> T withDeviceList(Function<List<MemorySegment>, T> body) {
-        Native.Lib.IBVERBS.lookup();
+        RdmaLibraryUnavailableException.requireLoaded(Native.Lib.IBVERBS);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment num = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment errno = Native.errnoBuffer();

@@ -1,5 +1,6 @@
 package io.jrdma.ffm;
 
+import io.jrdma.ffm.abi.Native;
 import org.jspecify.annotations.Nullable;
 
 /** libibverbs.so.1 or librdmacm.so.1 (rdma-core) is not installed, or too old. */
@@ -12,5 +13,11 @@ public final class RdmaLibraryUnavailableException extends RdmaException {
      */
     public RdmaLibraryUnavailableException(String message, @Nullable Throwable cause) {
         super(message, cause);
+    }
+
+    /** Loads {@code lib}, or throws this exception saying what to install. */
+    static void requireLoaded(Native.Lib lib) {
+        var why = lib.unavailable();
+        if (why.isPresent()) throw new RdmaLibraryUnavailableException(why.get(), null);
     }
 }

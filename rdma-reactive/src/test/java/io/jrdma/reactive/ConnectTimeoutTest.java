@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -29,16 +28,10 @@ class ConnectTimeoutTest {
     @Test
     void aTcpConnectTimeoutIsToldOnTimeWhileTheSetupThreadIsBusy() throws IOException {
         RdmaResources resources = RdmaResources.create("busy-setup");
-        CountDownLatch busy = new CountDownLatch(1);
+        SetupThreadHolder busy = new SetupThreadHolder();
         try (ServerSocket silent = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             // as a long verbs call of another setup would (a device opened, buffers registered)
-            resources.core().tcp().execute(() -> {
-                try {
-                    busy.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            busy.hold(resources);
             Mono<RdmaConnection> connect = RdmaClient.create().host("127.0.0.1").port(silent.getLocalPort()).transport(Transport.TCP)
                     .connectTimeout(Duration.ofMillis(500)).runOn(resources).connect();
             // the test's own bound only: before, the timer was armed by the busy thread, and nothing came
@@ -46,7 +39,7 @@ class ConnectTimeoutTest {
             assertEquals("connecting to 127.0.0.1:" + silent.getLocalPort() + " over TCP did not finish within the connect timeout of"
                     + " 500 ms: it waited for the TCP connection", t.getMessage());
         } finally {
-            busy.countDown();
+            busy.release();
             resources.dispose();
         }
         assertEquals(0, resources.openConnections());
@@ -55,7 +48,7 @@ class ConnectTimeoutTest {
     @Test
     void aTcpConnectTimeoutIsToldOnTimeWhenTheSetupThreadBecomesBusyAfterTheConnectStarted() throws IOException {
         RdmaResources resources = RdmaResources.create("busy-setup");
-        CountDownLatch busy = new CountDownLatch(1);
+        SetupThreadHolder busy = new SetupThreadHolder();
         List<Socket> queued = new ArrayList<>();
         try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             // Linux keeps backlog + 1 connections for accept; with these the server drops the next SYN, so the connect waits
@@ -67,18 +60,12 @@ class ConnectTimeoutTest {
             CompletableFuture<RdmaConnection> connect = RdmaClient.create().host("127.0.0.1").port(full.getLocalPort())
                     .transport(Transport.TCP).connectTimeout(Duration.ofMillis(500)).runOn(resources).connect().toFuture();
             // after the connect's own task: the setup thread is busy while its timer runs out
-            resources.core().tcp().execute(() -> {
-                try {
-                    busy.await();
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            busy.hold(resources);
             ExecutionException e = assertThrows(ExecutionException.class, () -> connect.get(30, TimeUnit.SECONDS));
             assertEquals("connecting to 127.0.0.1:" + full.getLocalPort() + " over TCP did not finish within the connect timeout of"
                     + " 500 ms: it waited for the TCP connection", assertInstanceOf(ConnectionException.Timeout.class, e.getCause()).getMessage());
         } finally {
-            busy.countDown();
+            busy.release();
             for (Socket s : queued) s.close();
             resources.dispose();
         }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -18,19 +17,13 @@ class DisposalOrderTest {
     @Test
     void theLoopsStopOnlyOnceTheSetupThreadsHaveStopped() throws InterruptedException {
         RdmaResources resources = RdmaResources.create("disposal-order");
-        CountDownLatch busy = new CountDownLatch(1);
-        resources.core().tcp().execute(() -> {
-            try {
-                busy.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
+        SetupThreadHolder busy = new SetupThreadHolder();
+        busy.hold(resources);
         resources.dispose();
         Thread.sleep(500);  // time enough for a loop to stop (they have nothing to do), had it been asked to
         assertTrue(loopThreadsAlive(), "a loop stopped while a setup thread was still running a setup");
         assertFalse(resources.onDispose().toFuture().isDone());
-        busy.countDown();
+        busy.release();
         resources.onDispose().block(Duration.ofSeconds(30));
         assertFalse(loopThreadsAlive());
     }

@@ -1,6 +1,5 @@
 package io.jrdma.ffm.abi;
 
-import io.jrdma.ffm.RdmaLibraryUnavailableException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -32,8 +31,10 @@ public final class Native {
             ThreadLocal.withInitial(() -> Arena.ofAuto().allocate(CAPTURE));
 
     /**
-     * Libraries load on first use; a missing rdma-core is remembered and reported as a typed
-     * exception on every use rather than as a class-initialisation error.
+     * Libraries load on first use; a missing rdma-core is remembered and reported on every use
+     * rather than as a class-initialisation error. The typed exception of the API
+     * ({@code RdmaLibraryUnavailableException}) is thrown above this package, from
+     * {@link #unavailable()}: the abi names nothing of {@code io.jrdma.ffm}, which sits on it.
      */
     public enum Lib {
         IBVERBS("libibverbs.so.1", "ibverbs-providers rdma-core"),
@@ -49,15 +50,28 @@ public final class Native {
             this.debianPackages = debianPackages;
         }
 
-        /** Throws {@link RdmaLibraryUnavailableException} when the library cannot be loaded. */
+        /** Why the library cannot be loaded, with the packages to install; empty once it is loaded. */
+        public Optional<String> unavailable() {
+            return loaded() instanceof String why ? Optional.of(why) : Optional.empty();
+        }
+
+        /**
+         * The library's symbols. Throws {@link UnsatisfiedLinkError} when it cannot be loaded: the
+         * verbs objects ask {@link #unavailable()} first, so a user meets the typed exception.
+         */
         public SymbolLookup lookup() {
+            Object o = loaded();
+            if (o instanceof SymbolLookup l) return l;
+            throw new UnsatisfiedLinkError((String) o);
+        }
+
+        private Object loaded() {
             Object o = lookupOrFailure;
             if (o == null) {
                 o = load();
                 lookupOrFailure = o;
             }
-            if (o instanceof SymbolLookup l) return l;
-            throw new RdmaLibraryUnavailableException((String) o, null);
+            return o;
         }
 
         private Object load() {
@@ -107,8 +121,9 @@ public final class Native {
     }
 
     private static MemorySegment symbol(Lib lib, String name) {
-        return lib.lookup().find(name).orElseThrow(() -> new RdmaLibraryUnavailableException(
-                "symbol " + name + " not found in " + lib + ": rdma-core is older than this binding needs", null));
+        // an Error, so the class initialiser holding the handle fails with this message unwrapped
+        return lib.lookup().find(name).orElseThrow(() -> new UnsatisfiedLinkError(
+                "symbol " + name + " not found in " + lib + ": rdma-core is older than this binding needs"));
     }
 
     /** Turns a checked Throwable from invokeExact into an unchecked one; FFM handles do not throw checked. */

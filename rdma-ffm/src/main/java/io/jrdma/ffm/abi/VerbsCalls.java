@@ -18,8 +18,8 @@ import java.lang.invoke.MethodHandle;
  * segment as first argument; the others return the error number themselves (verbs convention)
  * or cannot fail.
  *
- * <p>Touch this class only after {@code Native.Lib.IBVERBS.lookup()} succeeded, so a missing
- * rdma-core is a typed exception and not a class-initialisation error.
+ * <p>Touch this class only after {@code Native.Lib.IBVERBS.unavailable()} came back empty, so a
+ * missing rdma-core is a typed exception and not a class-initialisation error.
  */
 public final class VerbsCalls {
     private VerbsCalls() {}

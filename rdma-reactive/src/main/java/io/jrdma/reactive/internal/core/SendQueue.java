@@ -67,7 +67,12 @@ import reactor.core.scheduler.Scheduler;
  *     fails the operation at subscription, before it is queued: it takes no credit, holds no buffer;</li>
  * <li>a failed completion taken once the queue is closing has the closure's reason as its cause:
  *     that reason explains a flush, and a remote error from a peer that is going away; the
- *     connection may give the error instead (one it held until it could say why).</li>
+ *     connection may give the error instead (one it held until it could say why);</li>
+ * <li>once the connection is destroyed ({@link #failInFlight}) no deadline sweep is left on the
+ *     timer: not a second one (a post made during a sweep arms one beside the sweep's own re-arm),
+ *     nor one a sweep re-arms on the timer's thread while the destroy runs (it takes its own task
+ *     off). An armed sweep holds the queue, and through its poster the connection, until its
+ *     deadline ({@link Sweeps});</li>
  * <li>an operation is an {@link Op}: its own {@code Mono}, its first subscriber's {@code Subscription}
  *     and its own entry in the waiting queue and the in-flight table (its rules are in its Javadoc).</li>
  * </ul>

@@ -736,6 +736,11 @@ class SendQueueTest {
 
     /** {@link #clock}, counting the tasks scheduled with a delay that neither ran nor were disposed in {@code pending}. */
     private reactor.core.scheduler.Scheduler countingTimer(List<Disposable> pending) {
+        return countingTimer(pending, () -> { });
+    }
+
+    /** {@link #countingTimer(List)}, running {@code beforeSchedule} as each task with a delay is handed to it. */
+    private reactor.core.scheduler.Scheduler countingTimer(List<Disposable> pending, Runnable beforeSchedule) {
         return new reactor.core.scheduler.Scheduler() {
             @Override
             public Disposable schedule(Runnable task) {
@@ -744,6 +749,7 @@ class SendQueueTest {
 
             @Override
             public Disposable schedule(Runnable task, long delay, java.util.concurrent.TimeUnit unit) {
+                beforeSchedule.run();
                 Disposable[] self = new Disposable[1];
                 self[0] = clock.schedule(() -> {
                     pending.remove(self[0]);
@@ -788,6 +794,37 @@ class SendQueueTest {
         q.drain();
         q.failInFlight(reason);
         assertEquals(List.of(), pending, "no task left on the timer");
+    }
+
+    /**
+     * The connection is destroyed on the loop while a sweep re-arms on the timer's thread: the
+     * destroy's cancel runs after the re-arm looked (not cancelled yet) and before the timer
+     * returned its task, so the cancel cannot see that task; the re-arm then takes it off itself.
+     */
+    @Test
+    void aDestroyedConnectionsQueueLeavesNoSweepOnTheTimerWhenTheDestroyRacesASweepsReArm() {
+        List<Disposable> pending = new CopyOnWriteArrayList<>();
+        SendQueue[] queue = new SendQueue[1];
+        ConnectionException.Closed reason = new ConnectionException.Closed("QP 0x11 closed locally");
+        int[] armings = new int[1];
+        reactor.core.scheduler.Scheduler timer = countingTimer(pending, () -> {
+            if (++armings[0] == 2) {  // the sweep's re-arm: the destroy comes in between
+                queue[0].close(() -> reason, reason);
+                queue[0].failInFlight(reason);
+            }
+        });
+        SendQueue q = queue[0] = SendQueue.forTest(1, (op, slot) -> slots.add(slot), timer, TIMEOUT, "QP 0x11");
+        RegisteredBuffer b = pool.tryAcquire();
+        List<Object> first = subscribe(send(q, b));  // posted, times out at 30 s
+        clock.advanceTimeBy(Duration.ofSeconds(10));
+        List<Object> second = subscribe(send(q, b));  // waits for the credit, times out at 40 s
+        clock.advanceTimeBy(Duration.ofSeconds(20));  // the sweep at 30 s re-arms for 40 s
+        assertEquals(2, armings[0], "the sweep re-armed");
+        assertInstanceOf(OperationTimeoutException.class, first.get(0));
+        assertEquals(List.of(), pending, "no task left on the timer");
+        q.drain();  // what the close's drain on the loop does: the waiting one fails with the closure
+        assertEquals(List.of(reason), second);
+        assertEquals(1, b.refCount(), "both operations gave their buffers back");
     }
 
     /**
