@@ -83,7 +83,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                         + " of " + e.length() + " bytes: its maxMessageSize is below this side's maxFrameLength " + maxFrameLength, e))
                 .doFinally(s -> connection.dispose())
                 .subscribe(null, e -> {
-                    if (e instanceof ConnectionException.Closed) return;
+                    if (e instanceof ConnectionException.Closed || e instanceof ClosedChannelException) return;  // closed: no failure of sending
                     sendFailure = e;
                     LOG.warn(connection + ": sending RSocket frames failed; closing it", e);
                 });

@@ -27,6 +27,11 @@ final class RSocketLab implements AutoCloseable {
     static final String SERVER_IP = System.getenv().getOrDefault("RXE_IP_B", "10.77.0.2");
     static final String CLIENT_IP = System.getenv().getOrDefault("RXE_IP_A", "10.77.0.1");
     static final Duration TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * For binding and connecting: the first of a JVM loads RSocket's and jrdma's classes, opens the
+     * devices and registers the pools, which took 48 s in the lab (the emulated CPUs shared).
+     */
+    static final Duration SETUP_TIMEOUT = Duration.ofSeconds(120);
     static final int BUFFER_SIZE = 64 << 10;
     static final int BUFFERS = 32;
 
@@ -57,13 +62,13 @@ final class RSocketLab implements AutoCloseable {
                 .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS));
         RdmaServerTransport.BoundServer server = RSocketServer.create(SocketAcceptor.with(responder))
                 .interceptors(r -> r.forConnection(serverFrames))
-                .bind(RdmaServerTransport.create(rdmaServer)).block(TIMEOUT);
+                .bind(RdmaServerTransport.create(rdmaServer)).block(SETUP_TIMEOUT);
         try {
             RdmaClient rdmaClient = RdmaClient.create().localAddress(CLIENT_IP).transport(transport)
                     .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS);
             RSocket client = RSocketConnector.create().payloadDecoder(clientDecoder)
                     .interceptors(r -> r.forConnection(clientFrames))
-                    .connect(RdmaClientTransport.create(rdmaClient, SERVER_IP, server.address().getPort())).block(TIMEOUT);
+                    .connect(RdmaClientTransport.create(rdmaClient, SERVER_IP, server.address().getPort())).block(SETUP_TIMEOUT);
             return new RSocketLab(server, client);
         } catch (RuntimeException e) {
             server.dispose();

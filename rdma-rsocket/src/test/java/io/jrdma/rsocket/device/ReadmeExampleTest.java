@@ -22,7 +22,7 @@ import reactor.core.publisher.Mono;
 
 /** docs/rsocket.md's example, line for line (rdma-reactive's ReadmeSnippetTest holds the two together), against rxe. */
 @Tag("device")
-@Timeout(120)
+@Timeout(240)  // the docs example allows 60 s each for binding, connecting and the answer (a cold JVM under emulation)
 class ReadmeExampleTest {
     @Test
     void theDocsRSocketExampleAnswersARequestOverRdma() {
