@@ -149,7 +149,8 @@ final class TcpHandshake implements TcpEvents.Handler {
     private void armTimer() {
         steps.arm(Schedulers.parallel(), config.connectTimeout(), listener == null
                 ? "connecting to " + SetupMessages.address(remote) + " over TCP"
-                : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()), t -> {
+                : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()),
+                listener == null ? "the server's" : "the client's", t -> {
                     if (callback != null) failClient(t);
                     events.execute(() -> fail(t));
                 });

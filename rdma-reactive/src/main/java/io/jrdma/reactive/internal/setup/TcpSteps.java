@@ -41,11 +41,14 @@ final class TcpSteps {
     private volatile Disposable timer;
     private final AtomicBoolean told = new AtomicBoolean();
 
-    /** Starts the timer; {@code timedOut} gets the timeout, on the scheduler's thread. */
-    void arm(Scheduler scheduler, Duration connectTimeout, String what, Consumer<ConnectionException.Timeout> timedOut) {
+    /**
+     * Starts the timer; {@code timedOut} gets the timeout, on the scheduler's thread, saying
+     * {@code what} did not finish and what it waited for, {@code peer} being "the server's" or
+     * "the client's".
+     */
+    void arm(Scheduler scheduler, Duration connectTimeout, String what, String peer, Consumer<ConnectionException.Timeout> timedOut) {
         timer = scheduler.schedule(() -> timedOut.accept(new ConnectionException.Timeout(what + " did not finish within the connect timeout of "
-                + SetupMessages.duration(connectTimeout) + ": it waited for " + awaiting(what.startsWith("accepting") ? "the client's" : "the server's"))),
-                connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+                + SetupMessages.duration(connectTimeout) + ": it waited for " + awaiting(peer))), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** True the first time: the caller gives the client's callback its one signal. */

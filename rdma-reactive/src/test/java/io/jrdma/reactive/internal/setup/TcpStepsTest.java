@@ -20,7 +20,7 @@ class TcpStepsTest {
     @Test
     void theTimeoutComesWhenDueAndNamesTheStepAndTheHelloBytesThatCame() {
         steps.phase = TcpSteps.Phase.CONNECTING;
-        steps.arm(clock, Duration.ofSeconds(2), "connecting to 10.77.0.2:7471 over TCP", timedOut::set);
+        steps.arm(clock, Duration.ofSeconds(2), "connecting to 10.77.0.2:7471 over TCP", "the server's", timedOut::set);
         steps.phase = TcpSteps.Phase.HELLO;
         steps.received = 58;
         steps.helloBytes = 58 + 1 + 32;  // a server's hello with its proof
@@ -34,7 +34,7 @@ class TcpStepsTest {
     @Test
     void aServersTimeoutWaitsForTheClientsSteps() {
         steps.phase = TcpSteps.Phase.REJECTED;
-        steps.arm(clock, Duration.ofMillis(1500), "accepting 10.77.0.1:40000 on 10.77.0.2:7471", timedOut::set);
+        steps.arm(clock, Duration.ofMillis(1500), "accepting 10.77.0.1:40000 on 10.77.0.2:7471", "the client's", timedOut::set);
         clock.advanceTimeBy(Duration.ofMillis(1500));
         assertEquals("accepting 10.77.0.1:40000 on 10.77.0.2:7471 did not finish within the connect timeout of 1.5 s: it waited for"
                 + " the client to read the reject and close", timedOut.get().getMessage());
@@ -45,7 +45,7 @@ class TcpStepsTest {
     @Test
     void aStoppedTimerNeverFiresAndTheClientIsToldOnce() {
         steps.phase = TcpSteps.Phase.READY;
-        steps.arm(clock, Duration.ofSeconds(1), "connecting to 10.77.0.2:7471 over TCP", timedOut::set);
+        steps.arm(clock, Duration.ofSeconds(1), "connecting to 10.77.0.2:7471 over TCP", "the server's", timedOut::set);
         steps.stop();
         clock.advanceTimeBy(Duration.ofSeconds(5));
         assertNull(timedOut.get());
