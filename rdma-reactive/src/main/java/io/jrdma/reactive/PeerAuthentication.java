@@ -54,7 +54,9 @@ public interface PeerAuthentication {
      * What a proof binds: the setup path, the server's address as the client dialed it (as the
      * server was reached, on the server), the client's address (for an application's own policy;
      * behind NAT it differs between the two sides) and the bytes each side sent before its proof:
-     * its connection descriptor on rdma_cm, its hello (queue pair address and descriptor) over TCP.
+     * on rdma_cm the client's QP number (4 bytes, big-endian: it travels in the connect request's
+     * header) and its connection descriptor, and the server's descriptor; over TCP each side's hello
+     * (queue pair address and descriptor).
      *
      * @param transport   the setup path
      * @param server      the server's address and port

@@ -29,9 +29,9 @@ import javax.crypto.spec.SecretKeySpec;
  * <ol>
  *   <li>the labels separate the two proofs: a client's tag is never a valid server proof, nor the
  *       reverse, and no other use of the key can produce either;</li>
- *   <li>a tag binds the client's descriptor (its rkey, its credits; over TCP its queue pair
- *       address too) and the server's address and port as dialed: a proof made for one server, or
- *       moved onto other setup bytes, fails the MAC;</li>
+ *   <li>a tag binds the client's descriptor (its rkey, its credits), its queue pair (the number
+ *       on rdma_cm, the whole address over TCP) and the server's address and port as dialed: a
+ *       proof made for one server, or moved onto other setup bytes or another QP, fails the MAC;</li>
  *   <li>the server checks the MAC first (constant time, {@link MessageDigest#isEqual}), then the
  *       timestamp against its clock (within {@code window} either way), then that the proof is new
  *       ({@link ReplayCache}): what it tells a peer without the key is only that its MAC failed;</li>

@@ -31,7 +31,8 @@ import reactor.core.scheduler.Schedulers;
  * cancellation undoes what was created and reports once.
  *
  * <p>With a {@link io.jrdma.reactive.PeerAuthentication}, the connect request carries the client's
- * proof after the descriptor (56 bytes of private data in all), and the server's proof after its
+ * proof after the descriptor (56 bytes of private data in all; the proof binds the QP number in the
+ * request's header too, {@link SetupAuthentication#cmSetup}), and the server's proof after its
  * descriptor in the accept is checked on ESTABLISHED, before the connection is handed out: a
  * server that fails is disconnected and the connect fails with {@link ConnectionException.Authentication}.
  * librdmacm has moved the QP to RTS by then (it does so on the reply, before the event); nothing
@@ -160,8 +161,10 @@ final class CmConnect implements CmEvents.Handler {
         core.postReceives();
         byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core).encode();
         if (authentication != null) {
-            proof = SetupAuthentication.client(authentication, Transport.RDMA_CM, remote, from, data, 0);
-            data = concat(proof.clientSetup(), proof.clientProof());  // 32 + at most 24: rdma_cm's 56 bytes
+            proof = SetupAuthentication.client(authentication, Transport.RDMA_CM, remote, from,
+                    SetupAuthentication.cmSetup(core.qpNumber(), data), SetupAuthentication.CM_DESCRIPTOR_AT);
+            byte[] setup = proof.clientSetup();  // the QP number goes in the request's header: the descriptor and proof here
+            data = concat(Arrays.copyOfRange(setup, SetupAuthentication.CM_DESCRIPTOR_AT, setup.length), proof.clientProof());  // 32 + 24: rdma_cm's 56 bytes
         }
         Parameters.ackTimeout(config, id);
         id.connect(Parameters.cm(config, data));

@@ -119,7 +119,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
             try {
                 byte[] data = e.privateData();
                 int n = settings.authentication().clientProofBytes();
-                proven = SetupAuthentication.server(settings.authentication(), Transport.RDMA_CM, here, peer, data, 0,
+                byte[] setup = SetupAuthentication.cmSetup(e.remoteQpNumber(), Arrays.copyOf(data, ConnectionDescriptor.SIZE));
+                proven = SetupAuthentication.server(settings.authentication(), Transport.RDMA_CM, here, peer, setup, SetupAuthentication.CM_DESCRIPTOR_AT,
                         data.length >= ConnectionDescriptor.SIZE + n ? Arrays.copyOfRange(data, ConnectionDescriptor.SIZE, ConnectionDescriptor.SIZE + n) : null);
             } catch (ConnectionException.Authentication refused) {
                 reject(id, peer, refused.getMessage(), "");

@@ -104,6 +104,26 @@ public final class SetupAuthentication {
         return new SetupAuthentication(authentication, h, proof.clone());
     }
 
+    /**
+     * What a client's proof binds on rdma_cm: its QP number (u32, big-endian), which travels in the
+     * connect request's header and reaches the server as the request's {@code qp_num}, then its
+     * descriptor (at 4). Binding the number makes a captured request sent from another QP fail the
+     * proof: without it, whoever got a copy of a genuine request to the server first (an on-path
+     * attacker racing the client) would get the connection, and the genuine client a replay reject.
+     */
+    static byte[] cmSetup(int qpNumber, byte[] descriptor) {
+        byte[] setup = new byte[4 + ConnectionDescriptor.SIZE];
+        setup[0] = (byte) (qpNumber >>> 24);
+        setup[1] = (byte) (qpNumber >>> 16);
+        setup[2] = (byte) (qpNumber >>> 8);
+        setup[3] = (byte) qpNumber;
+        System.arraycopy(descriptor, 0, setup, 4, ConnectionDescriptor.SIZE);
+        return setup;
+    }
+
+    /** Where the descriptor is in {@link #cmSetup}. */
+    static final int CM_DESCRIPTOR_AT = 4;
+
     /** {@code setup} with the {@link ConnectionDescriptor#AUTHENTICATED} flag set in its descriptor at {@code descriptorAt}. */
     static byte[] flagged(byte[] setup, int descriptorAt) {
         byte[] flagged = setup.clone();

@@ -32,13 +32,26 @@ class SetupAuthenticationTest {
 
     /** What the client sends before its proof: the descriptor alone on rdma_cm, the 58-byte hello over TCP. */
     private static byte[] setup(Transport transport, int rkey) {
-        byte[] descriptor = new ConnectionDescriptor(64, 4096, new RemoteBuffer(0x7f0000001000L, rkey, 1 << 20), true, true).encode();
-        if (transport == Transport.RDMA_CM) return descriptor;
+        byte[] descriptor = descriptor(rkey);
+        if (transport == Transport.RDMA_CM) return SetupAuthentication.cmSetup(0x11, descriptor);
         return TcpHello.hello(new QueuePairAddress(0x11, 0x123, 0, new byte[16]), descriptor, null);
     }
 
-    private static int descriptorAt(Transport transport) {
+    private static byte[] descriptor(int rkey) {
+        return new ConnectionDescriptor(64, 4096, new RemoteBuffer(0x7f0000001000L, rkey, 1 << 20), true, true).encode();
+    }
+
+    /** What the server sends before its proof: its descriptor on rdma_cm, its hello over TCP. */
+    private static byte[] answer(Transport transport, int rkey) {
+        return transport == Transport.RDMA_CM ? descriptor(rkey) : setup(transport, rkey);
+    }
+
+    private static int answerDescriptorAt(Transport transport) {
         return transport == Transport.RDMA_CM ? 0 : QueuePairAddress.WIRE_SIZE;
+    }
+
+    private static int descriptorAt(Transport transport) {
+        return transport == Transport.RDMA_CM ? SetupAuthentication.CM_DESCRIPTOR_AT : QueuePairAddress.WIRE_SIZE;
     }
 
     @ParameterizedTest
@@ -52,12 +65,13 @@ class SetupAuthenticationTest {
         assertEquals(ConnectionDescriptor.decode(Arrays.copyOfRange(setup(transport, 0x1234), at, at + 32)),
                 ConnectionDescriptor.decode(Arrays.copyOfRange(sent, at, at + 32)), "nothing else of the descriptor changes");
         if (transport == Transport.RDMA_CM) {
-            assertTrue(sent.length + client.clientProof().length <= io.jrdma.ffm.CmId.MAX_PRIVATE_DATA_CONNECT, "fits a connect request");
+            // the QP number travels in the request's header: descriptor and proof fill its private data
+            assertEquals(io.jrdma.ffm.CmId.MAX_PRIVATE_DATA_CONNECT, sent.length - at + client.clientProof().length);
         }
         SetupAuthentication server = SetupAuthentication.server(auth, transport, SERVER, CLIENT, sent, at, client.clientProof());
-        byte[] answer = SetupAuthentication.flagged(setup(transport, 0x5678), at);
+        byte[] answer = SetupAuthentication.flagged(answer(transport, 0x5678), answerDescriptorAt(transport));
         byte[] serverProof = server.serverProof(answer);
-        client.verifyServer(answer, at, serverProof, SERVER);
+        client.verifyServer(answer, answerDescriptorAt(transport), serverProof, SERVER);
     }
 
     @ParameterizedTest
@@ -77,9 +91,9 @@ class SetupAuthenticationTest {
         byte[] other = KEY.clone();
         other[5] ^= 1;
         SetupAuthentication client = SetupAuthentication.client(PeerAuthentication.preSharedKey(other), Transport.RDMA_CM, SERVER, CLIENT,
-                setup(Transport.RDMA_CM, 7), 0);
+                setup(Transport.RDMA_CM, 7), 4);
         ConnectionException.Authentication e = assertThrows(ConnectionException.Authentication.class, () -> SetupAuthentication.server(
-                PeerAuthentication.preSharedKey(KEY), Transport.RDMA_CM, SERVER, CLIENT, client.clientSetup(), 0, client.clientProof()));
+                PeerAuthentication.preSharedKey(KEY), Transport.RDMA_CM, SERVER, CLIENT, client.clientSetup(), 4, client.clientProof()));
         assertEquals("the client's authentication is wrong: its key differs from the server's, or its connect request was altered", e.getMessage());
         assertTrue(SetupMessages.rejectBytes(e.getMessage(), SetupMessages.CM_REJECT_BYTES).length <= SetupMessages.CM_REJECT_BYTES);
     }
@@ -88,22 +102,36 @@ class SetupAuthenticationTest {
     void aCapturedConnectRequestReplayedIsRefusedAsAReplay() {
         PeerAuthentication server = PeerAuthentication.preSharedKey(KEY);
         SetupAuthentication client = SetupAuthentication.client(PeerAuthentication.preSharedKey(KEY), Transport.RDMA_CM, SERVER, CLIENT,
-                setup(Transport.RDMA_CM, 9), 0);
-        SetupAuthentication.server(server, Transport.RDMA_CM, SERVER, CLIENT, client.clientSetup(), 0, client.clientProof());
+                setup(Transport.RDMA_CM, 9), 4);
+        SetupAuthentication.server(server, Transport.RDMA_CM, SERVER, CLIENT, client.clientSetup(), 4, client.clientProof());
         ConnectionException.Authentication e = assertThrows(ConnectionException.Authentication.class, () -> SetupAuthentication.server(
-                server, Transport.RDMA_CM, SERVER, new InetSocketAddress("10.77.0.9", 5555), client.clientSetup(), 0, client.clientProof()));
+                server, Transport.RDMA_CM, SERVER, new InetSocketAddress("10.77.0.9", 5555), client.clientSetup(), 4, client.clientProof()));
         assertEquals("the client's authentication was used before: a replayed connect request", e.getMessage());
+    }
+
+    /** The same private data in a request from another QP: the proof binds the QP number in the request's header. */
+    @Test
+    void aCapturedConnectRequestSentFromAnotherQueuePairFailsTheProof() {
+        PeerAuthentication server = PeerAuthentication.preSharedKey(KEY);
+        SetupAuthentication client = SetupAuthentication.client(PeerAuthentication.preSharedKey(KEY), Transport.RDMA_CM, SERVER, CLIENT,
+                setup(Transport.RDMA_CM, 9), 4);
+        byte[] fromAnotherQp = client.clientSetup();
+        fromAnotherQp[3] ^= 1;
+        ConnectionException.Authentication e = assertThrows(ConnectionException.Authentication.class, () -> SetupAuthentication.server(
+                server, Transport.RDMA_CM, SERVER, CLIENT, fromAnotherQp, 4, client.clientProof()));
+        assertEquals("the client's authentication is wrong: its key differs from the server's, or its connect request was altered", e.getMessage());
+        SetupAuthentication.server(server, Transport.RDMA_CM, SERVER, CLIENT, client.clientSetup(), 4, client.clientProof());  // the genuine one still passes
     }
 
     @Test
     void aClientRefusesAServerThatProvesNothingOrProvesItWrong() {
         PeerAuthentication auth = PeerAuthentication.preSharedKey(KEY);
-        SetupAuthentication client = SetupAuthentication.client(auth, Transport.RDMA_CM, SERVER, CLIENT, setup(Transport.RDMA_CM, 3), 0);
+        SetupAuthentication client = SetupAuthentication.client(auth, Transport.RDMA_CM, SERVER, CLIENT, setup(Transport.RDMA_CM, 3), 4);
         ConnectionException.Authentication e = assertThrows(ConnectionException.Authentication.class,
-                () -> client.verifyServer(setup(Transport.RDMA_CM, 4), 0, new byte[32], SERVER));
+                () -> client.verifyServer(descriptor(4), 0, new byte[32], SERVER));
         assertEquals("authenticating the server at 10.77.0.2:7471 failed: it sent no proof of its identity (it has no authentication"
                 + " configured, or is an earlier version of jrdma): configure the same authentication on the server", e.getMessage());
-        byte[] answer = SetupAuthentication.flagged(setup(Transport.RDMA_CM, 4), 0);
+        byte[] answer = SetupAuthentication.flagged(descriptor(4), 0);
         e = assertThrows(ConnectionException.Authentication.class, () -> client.verifyServer(answer, 0, new byte[32], SERVER));
         assertEquals("authenticating the server at 10.77.0.2:7471 failed: the server's authentication is wrong: its key differs from"
                 + " this client's, or its answer was altered", e.getMessage());
@@ -132,7 +160,7 @@ class SetupAuthenticationTest {
                 + " what an rdma_cm connect request and accept carry after the descriptor", e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> RdmaServer.create().authentication(new Fixed(24, 165)));
         IllegalStateException s = assertThrows(IllegalStateException.class, () -> SetupAuthentication.client(new Fixed(25, 32),
-                Transport.RDMA_CM, SERVER, CLIENT, setup(Transport.RDMA_CM, 1), 0));
+                Transport.RDMA_CM, SERVER, CLIENT, setup(Transport.RDMA_CM, 1), 4));
         assertEquals("the authentication's client proof has 25 bytes, more than the 24 the setup paths carry", s.getMessage());
         PeerAuthentication liar = new Fixed(24, 32) {
             @Override
