@@ -15,6 +15,7 @@ import io.jrdma.reactive.DisposableRdmaServer;
 import io.jrdma.reactive.PeerAuthentication;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
 import io.jrdma.reactive.Transport;
 import java.io.IOException;
@@ -97,7 +98,8 @@ class AuthenticationTest {
     /**
      * A wrong key is rejected before the server creates anything: rxe hands out QP numbers
      * cyclically per device, so the server's next QP after the rejects is the one after its last,
-     * and no device object made during the rejects outlives them.
+     * and no device object made during the rejects outlives them. One loop for both sides, warmed
+     * by the first connection: its completion queues exist before the baseline.
      */
     @ParameterizedTest
     @EnumSource(Transport.class)
@@ -105,12 +107,16 @@ class AuthenticationTest {
         byte[] other = KEY.clone();
         other[0] ^= 1;
         AtomicInteger connected = new AtomicInteger();
-        DisposableRdmaServer server = server(transport, PeerAuthentication.preSharedKey(KEY), connected);
+        RdmaResources resources = RdmaResources.create("auth-reject", 1);
+        DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(LabPeers.SERVER_IP).port(0).transport(transport)
+                .exposeBuffer(1 << 16, Access.REMOTE_READ, Access.REMOTE_WRITE).doOnConnected(c -> connected.incrementAndGet())
+                .authentication(PeerAuthentication.preSharedKey(KEY)).bind().block(TIMEOUT);
+        RdmaClient client = client(transport, server).runOn(resources);
         try (UserLines log = new UserLines("io.jrdma.reactive.server")) {
-            int before = connectsAndExchanges(server, client(transport, server).authentication(PeerAuthentication.preSharedKey(KEY)));
+            int before = connectsAndExchanges(server, client.authentication(PeerAuthentication.preSharedKey(KEY)));
             Map<String, String> held = DeviceResources.held();
             for (int i = 0; i < 3; i++) {
-                StepVerifier.create(client(transport, server).authentication(PeerAuthentication.preSharedKey(other)).connect())
+                StepVerifier.create(client.authentication(PeerAuthentication.preSharedKey(other)).connect())
                         .expectErrorSatisfies(e -> assertEquals("the client's authentication is wrong: its key differs from the server's,"
                                 + " or its connect request was altered", rejectReason(e, server)))
                         .verify(TIMEOUT.multipliedBy(2));
@@ -120,10 +126,11 @@ class AuthenticationTest {
             assertFalse(log.lines().stream().anyMatch(l -> l.startsWith("could not accept")), log.lines()::toString);
             DeviceResources.awaitNoneNewSince(held, TIMEOUT);
             assertEquals(1, connected.get(), "no connection for a client that failed");
-            int after = connectsAndExchanges(server, client(transport, server).authentication(PeerAuthentication.preSharedKey(KEY)));
+            int after = connectsAndExchanges(server, client.authentication(PeerAuthentication.preSharedKey(KEY)));
             assertEquals(before + 1, after, "the server created no QP for the three rejected clients");
         } finally {
             server.disposeNow();
+            resources.disposeNow();
         }
     }
 
