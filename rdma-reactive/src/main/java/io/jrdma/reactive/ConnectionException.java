@@ -47,6 +47,22 @@ public class ConnectionException extends RdmaException {
         }
     }
 
+    /**
+     * The peer did not prove its identity ({@link PeerAuthentication}): a server whose proof is
+     * missing or wrong, seen by the client, or a client's proof the server's authentication refused
+     * (the client then gets {@link Rejected}, with the reason this carried).
+     */
+    public static final class Authentication extends ConnectionException {
+        /**
+         * A failed authentication.
+         *
+         * @param message why the peer failed, a short sentence without secrets in it
+         */
+        public Authentication(String message) {
+            super(message);
+        }
+    }
+
     /** No route or no answer: address/route resolution failed or the peer is unreachable. */
     public static final class Unreachable extends ConnectionException {
         /**

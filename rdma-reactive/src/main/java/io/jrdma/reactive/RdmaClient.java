@@ -4,6 +4,7 @@ import io.jrdma.ffm.CmId;
 import io.jrdma.reactive.internal.HandOff;
 import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.setup.SetupAuthentication;
 import io.jrdma.reactive.internal.setup.SetupCallback;
 import io.jrdma.reactive.internal.setup.SetupOptions;
 import java.net.InetSocketAddress;
@@ -71,14 +72,17 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      *
      * @param privateData the bytes to send with the connect request; copied
      * @return a copy that connects with those bytes
-     * @throws IllegalArgumentException when {@code privateData} exceeds rdma_cm's 56 bytes
+     * @throws IllegalArgumentException when {@code privateData} exceeds rdma_cm's 56 bytes, or the
+     *         client has an {@link #authentication}
      */
     public RdmaClient rawPrivateData(byte[] privateData) {
+        if (options.authentication() != null) throw new IllegalArgumentException("rawPrivateData and authentication exclude each other: raw private"
+                + " data is the application's own, with no room for jrdma's proof");
         if (privateData.length > CmId.MAX_PRIVATE_DATA_CONNECT) {
             throw new IllegalArgumentException(privateData.length + " bytes of connect private data exceed rdma_cm's "
                     + CmId.MAX_PRIVATE_DATA_CONNECT);
         }
-        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(privateData.clone(), null));
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(privateData.clone(), null, null));
     }
 
     /**
@@ -88,9 +92,35 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      *
      * @param exchange swaps the two sides' queue pair details; called once per {@link #connect()}
      * @return a copy that connects through {@code exchange}
+     * @throws IllegalArgumentException when the client has an {@link #authentication}
      */
     public RdmaClient outOfBand(OutOfBandExchange exchange) {
-        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(null, Objects.requireNonNull(exchange)));
+        if (options.authentication() != null) throw new IllegalArgumentException("outOfBand and authentication exclude each other: the"
+                + " application's own exchange authenticates its peer itself");
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(null, Objects.requireNonNull(exchange), null));
+    }
+
+    /**
+     * Proves this client's identity to the server with its connect request, and checks the
+     * server's proof before the connection is handed out (over TCP, before this side's queue pair
+     * reaches RTR): a server that proves nothing, or proves it wrong, fails the connect with
+     * {@link ConnectionException.Authentication} and the connection is closed unused. A server
+     * that refuses this client fails it with {@link ConnectionException.Rejected} and its reason.
+     * Both setup paths; set the same on the server ({@link RdmaServer#authentication}). Peer
+     * authentication, not encryption: see {@link PeerAuthentication}.
+     *
+     * @param authentication for instance {@link PeerAuthentication#preSharedKey(byte[])}
+     * @return a copy that authenticates itself and the server
+     * @throws IllegalArgumentException when the client has {@link #rawPrivateData} or {@link #outOfBand}: they exclude each
+     *         other; when the authentication's proofs exceed what the setup paths carry
+     */
+    public RdmaClient authentication(PeerAuthentication authentication) {
+        if (options.rawConnectData() != null || options.outOfBand() != null) {
+            throw new IllegalArgumentException("authentication excludes " + (options.outOfBand() != null ? "outOfBand" : "rawPrivateData")
+                    + ": jrdma's proof travels with jrdma's own connection descriptor");
+        }
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle,
+                new SetupOptions(null, null, SetupAuthentication.fits(authentication)));
     }
 
     /**

@@ -2,6 +2,7 @@ package io.jrdma.reactive;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.internal.setup.ServerSettings;
+import io.jrdma.reactive.internal.setup.SetupAuthentication;
 import java.net.InetSocketAddress;
 import java.util.Objects;
 import java.util.function.Function;
@@ -25,13 +26,16 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
     private final int srqMaxDepth;
     private final long sharedExposedBytes;
     private final Function<ConnectRequest, AcceptDecision> rawAccept;
+    private final PeerAuthentication authentication;
     private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
 
     private RdmaServer(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle,
                        Predicate<InetSocketAddress> acceptFilter, int backlog, int srqDepth, int srqMaxDepth, long sharedExposedBytes,
-                       Function<ConnectRequest, AcceptDecision> rawAccept, Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+                       Function<ConnectRequest, AcceptDecision> rawAccept, PeerAuthentication authentication,
+                       Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         super(host, port, transport, config, resources, lifecycle);
         this.rawAccept = rawAccept;
+        this.authentication = authentication;
         this.handler = handler;
         this.acceptFilter = acceptFilter;
         this.backlog = backlog;
@@ -50,12 +54,12 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * @return the server configuration; nothing listens until {@link #bind()} is subscribed
      */
     public static RdmaServer create() {
-        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null);
+        return new RdmaServer("0.0.0.0", 7471, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, a -> true, DEFAULT_BACKLOG, 0, 0, 0, null, null, null);
     }
 
     @Override
     RdmaServer copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle) {
-        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, authentication, handler);
     }
 
     /**
@@ -66,7 +70,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer accept(Predicate<InetSocketAddress> filter) {
         return new RdmaServer(host, port, transport, config, resources, lifecycle, Objects.requireNonNull(filter), backlog, srqDepth, srqMaxDepth,
-                sharedExposedBytes, rawAccept, handler);
+                sharedExposedBytes, rawAccept, authentication, handler);
     }
 
     /**
@@ -81,7 +85,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer backlog(int backlog) {
         if (backlog < 1) throw new IllegalArgumentException("backlog must be positive");
-        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, handler);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes, rawAccept, authentication, handler);
     }
 
     /**
@@ -114,7 +118,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer sharedReceiveQueue(int depth, int maxDepth) {
         if (depth < 1 || maxDepth < depth) throw new IllegalArgumentException("SRQ depth must be positive and at most maxDepth");
-        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept, handler);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, depth, maxDepth, sharedExposedBytes, rawAccept, authentication, handler);
     }
 
     /**
@@ -134,7 +138,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         if (bytes <= 0) throw new IllegalArgumentException("a shared region needs at least one byte");
         // no region of each connection's own; the access travels in the configuration, where the QP's rights come from too
         RdmaServer s = exposeBuffer(0, first, rest);
-        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, s.lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept, handler);
+        return new RdmaServer(s.host, s.port, s.transport, s.config, s.resources, s.lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, bytes, rawAccept, authentication, handler);
     }
 
     /**
@@ -148,10 +152,35 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      *
      * @param decide the answer to each connect request
      * @return a copy that accepts with the application's private data
+     * @throws IllegalArgumentException when the server has an {@link #authentication}: the two exclude each other
      */
     public RdmaServer acceptRaw(Function<ConnectRequest, AcceptDecision> decide) {
+        if (authentication != null) throw new IllegalArgumentException(RAW_AND_AUTHENTICATION);
         return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
-                Objects.requireNonNull(decide), handler);
+                Objects.requireNonNull(decide), authentication, handler);
+    }
+
+    private static final String RAW_AND_AUTHENTICATION = "acceptRaw and authentication exclude each other: a raw client sends"
+            + " its own private data, with no room for jrdma's proof; authenticate raw clients in the acceptRaw function";
+
+    /**
+     * Requires every client to prove its identity before anything is created for it (queue pair,
+     * completion queue, registered memory) and before the exposed buffer's address and rkey are
+     * sent; the server proves its own in its answer. A client that fails, or sends no proof, is
+     * rejected with the reason (its {@link ConnectionException.Rejected}) and logged as one line.
+     * Both setup paths; the clients set the same ({@link RdmaClient#authentication}). Peer
+     * authentication, not encryption: see {@link PeerAuthentication} and docs/authentication.md
+     * for what it protects and what it does not.
+     *
+     * @param authentication for instance {@link PeerAuthentication#preSharedKey(byte[])}
+     * @return a copy that authenticates its clients
+     * @throws IllegalArgumentException when the server has {@link #acceptRaw}: the two exclude each other; when the
+     *         authentication's proofs exceed what the setup paths carry
+     */
+    public RdmaServer authentication(PeerAuthentication authentication) {
+        if (rawAccept != null) throw new IllegalArgumentException(RAW_AND_AUTHENTICATION);
+        return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
+                rawAccept, SetupAuthentication.fits(authentication), handler);
     }
 
     /**
@@ -173,7 +202,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      */
     public RdmaServer handle(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         return new RdmaServer(host, port, transport, config, resources, lifecycle, acceptFilter, backlog, srqDepth, srqMaxDepth, sharedExposedBytes,
-                rawAccept, Objects.requireNonNull(handler));
+                rawAccept, authentication, Objects.requireNonNull(handler));
     }
 
     /**
@@ -209,7 +238,7 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
         return Mono.defer(() -> {
             DisposableRdmaServer server = new DisposableRdmaServer(handler, lifecycle);
             ServerSettings settings = new ServerSettings(config, new InetSocketAddress(host, port), backlog, acceptFilter, srqDepth,
-                    srqMaxDepth, sharedExposedBytes, config.exposedAccess(), rawAccept, server::connected);
+                    srqMaxDepth, sharedExposedBytes, config.exposedAccess(), rawAccept, authentication, server::connected);
             return resources().core().listen(transport, settings).map(server::listening);
         });
     }

@@ -19,6 +19,21 @@ final class DocSnippets {
     private DocSnippets() {
     }
 
+    /** docs/authentication.md: a server and a client that prove a shared key to each other. */
+    @SuppressWarnings("unused")
+    static void authenticatedSetup(byte[] key) {
+        // README: authentication
+        PeerAuthentication auth = PeerAuthentication.preSharedKey(key);         // 32 random bytes, from your secret store
+        DisposableRdmaServer server = RdmaServer.create().host("10.77.0.2").port(7471)
+                .exposeBuffer(1 << 20, Access.REMOTE_READ, Access.REMOTE_WRITE)
+                .authentication(auth)                                            // every client proves it holds the key
+                .bindNow();
+        RdmaConnection conn = RdmaClient.create().host("10.77.0.2").port(7471)
+                .authentication(auth)                                            // and checks the server's proof
+                .connectNow();
+        // README end
+    }
+
     /** docs/c-interop.md: a server for C clients. */
     static void aServerForCClients() {
         // README: acceptRaw

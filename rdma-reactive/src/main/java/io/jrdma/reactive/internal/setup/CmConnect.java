@@ -9,11 +9,14 @@ import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.PeerAuthentication;
+import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,6 +29,14 @@ import reactor.core.scheduler.Schedulers;
  * receives, connect with the connection descriptor, and on ESTABLISHED hand the connection out.
  * After that it routes DISCONNECTED to the connection. Any failure, the connect timeout or a
  * cancellation undoes what was created and reports once.
+ *
+ * <p>With a {@link io.jrdma.reactive.PeerAuthentication}, the connect request carries the client's
+ * proof after the descriptor (56 bytes of private data in all; the proof binds the QP number in the
+ * request's header too, {@link SetupAuthentication#cmSetup}), and the server's proof after its
+ * descriptor in the accept is checked on ESTABLISHED, before the connection is handed out: a
+ * server that fails is disconnected and the connect fails with {@link ConnectionException.Authentication}.
+ * librdmacm has moved the QP to RTS by then (it does so on the reply, before the event); nothing
+ * was posted to the peer but receives, and the connection is destroyed unused.
  */
 final class CmConnect implements CmEvents.Handler {
     private final ResourcesCore resources;
@@ -36,6 +47,9 @@ final class CmConnect implements CmEvents.Handler {
     private final SetupCallback callback;
     /** The application's own connect private data, or null for jrdma's descriptor. */
     private final byte[] raw;
+    /** What proves this client and checks the server, or null. */
+    private final PeerAuthentication authentication;
+    private SetupAuthentication proof;
     private final long deadline;
     private String description;
     /** What the setup waits for now, for a timeout's message. */
@@ -47,8 +61,9 @@ final class CmConnect implements CmEvents.Handler {
     private final AtomicBoolean told = new AtomicBoolean();  // the callback has had its one signal
 
     private CmConnect(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                      byte[] raw, SetupCallback callback) {
-        this.raw = raw;
+                      SetupOptions options, SetupCallback callback) {
+        this.raw = options.rawConnectData();
+        this.authentication = options.authentication();
         this.resources = resources;
         this.events = resources.cm();
         this.config = config;
@@ -61,8 +76,8 @@ final class CmConnect implements CmEvents.Handler {
 
     /** Starts connecting; the returned action cancels a setup still in progress. */
     static Runnable start(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                          byte[] raw, SetupCallback callback) {
-        CmConnect c = new CmConnect(resources, config, local, remote, raw, callback);
+                          SetupOptions options, SetupCallback callback) {
+        CmConnect c = new CmConnect(resources, config, local, remote, options, callback);
         c.armTimer();  // the connect timeout counts from here, not from when the rdma_cm thread gets to this setup
         c.events.execute(c::begin);
         return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
@@ -145,6 +160,12 @@ final class CmConnect implements CmEvents.Handler {
         // receives are posted before connecting: the server may send the moment it is established
         core.postReceives();
         byte[] data = raw != null ? raw : ConnectionDescriptor.of(config, core).encode();
+        if (authentication != null) {
+            proof = SetupAuthentication.client(authentication, Transport.RDMA_CM, remote, from,
+                    SetupAuthentication.cmSetup(core.qpNumber(), data), SetupAuthentication.CM_DESCRIPTOR_AT);
+            byte[] setup = proof.clientSetup();  // the QP number goes in the request's header: the descriptor and proof here
+            data = concat(Arrays.copyOfRange(setup, SetupAuthentication.CM_DESCRIPTOR_AT, setup.length), proof.clientProof());  // 32 + 24: rdma_cm's 56 bytes
+        }
         Parameters.ackTimeout(config, id);
         id.connect(Parameters.cm(config, data));
     }
@@ -158,6 +179,12 @@ final class CmConnect implements CmEvents.Handler {
             } catch (ConnectionException.Protocol p) {
                 throw new ConnectionException.Protocol(SetupMessages.address(remote) + " is not a jrdma server: " + p.getMessage()
                         + " in its accept; to talk to a server that is not jrdma, connect with rawPrivateData");
+            }
+            if (proof != null) {
+                byte[] data = e.privateData();
+                byte[] serverProof = data.length >= ConnectionDescriptor.SIZE + authentication.serverProofBytes()
+                        ? Arrays.copyOfRange(data, ConnectionDescriptor.SIZE, ConnectionDescriptor.SIZE + authentication.serverProofBytes()) : null;
+                proof.verifyServer(Arrays.copyOf(data, ConnectionDescriptor.SIZE), 0, serverProof, remote);
             }
             exposed = theirs.exposed();
             // librdmacm moved the QP to RTS before this event: a message may have come; it waits until the loop knows this
@@ -182,6 +209,12 @@ final class CmConnect implements CmEvents.Handler {
         if (core != null) core.abort(t);  // destroys the QP, then the id (its teardown)
         else if (id != null) events.destroy(id);
         failClient(translate(t, local, remote));
+    }
+
+    static byte[] concat(byte[] a, byte[] b) {
+        byte[] both = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, both, a.length, b.length);
+        return both;
     }
 
     static Throwable translate(Throwable e, InetSocketAddress local, InetSocketAddress remote) {

@@ -8,6 +8,7 @@ import io.jrdma.ffm.VerbsException;
 import io.jrdma.reactive.AcceptDecision;
 import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
@@ -25,6 +26,12 @@ import reactor.util.Loggers;
  * logged and sent to the peer) each connect request, creates the connection on a loop with
  * receives posted before accepting, hands it out on ESTABLISHED (or on a DISCONNECTED that came
  * first) and routes DISCONNECTED to it.
+ *
+ * <p>With a {@link io.jrdma.reactive.PeerAuthentication}, a request is checked in this order,
+ * each step rejecting with its reason: the server still listens, the client has not given up, its
+ * descriptor is jrdma's, the accept filter lets its address in, its proof passes. Only then is
+ * anything created for it (QP, CQ, registered memory); the accept carries the server's descriptor
+ * and proof, and QP and rkey reach the client only through it.
  */
 final class CmListen extends Listener implements CmEvents.Handler {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.server");
@@ -105,13 +112,27 @@ final class CmListen extends Listener implements CmEvents.Handler {
             reject(id, peer, "the server does not accept connections from " + SetupMessages.host(peer), "");
             return;
         }
+        InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
+        if (here == null) here = address;
+        SetupAuthentication proven = null;
+        if (settings.authentication() != null) {
+            try {
+                byte[] data = e.privateData();
+                int n = settings.authentication().clientProofBytes();
+                byte[] setup = SetupAuthentication.cmSetup(e.remoteQpNumber(), Arrays.copyOf(data, ConnectionDescriptor.SIZE));
+                proven = SetupAuthentication.server(settings.authentication(), Transport.RDMA_CM, here, peer, setup, SetupAuthentication.CM_DESCRIPTOR_AT,
+                        data.length >= ConnectionDescriptor.SIZE + n ? Arrays.copyOfRange(data, ConnectionDescriptor.SIZE, ConnectionDescriptor.SIZE + n) : null);
+            } catch (ConnectionException.Authentication refused) {
+                reject(id, peer, refused.getMessage(), "");
+                return;
+            }
+        }
         ConnectionCore core;
         try {
             DeviceDomain domain = resources.domains().of(id.context());
-            InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
-            ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here != null ? here : address) + " <- "
+            ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here) + " <- "
                     + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id))
-                    .addresses(here != null ? here : address, peer);
+                    .addresses(here, peer);
             if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
             core = b.create();
         } catch (RuntimeException ex) {
@@ -127,6 +148,10 @@ final class CmListen extends Listener implements CmEvents.Handler {
             if (settings.rawAccept() == null) {
                 core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before the QP can receive: RTS comes with the accept
                 mine = ConnectionDescriptor.of(settings.config(), core).encode();
+                if (proven != null) {
+                    mine = SetupAuthentication.flagged(mine, 0);
+                    mine = CmConnect.concat(mine, proven.serverProof(mine));  // 32 + at most 164: rdma_cm's 196 bytes
+                }
             } else {
                 AcceptDecision decision = decide(peer, e.privateData(), core);
                 if (decision instanceof AcceptDecision.Reject r) {

@@ -9,6 +9,7 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 
 /**
  * What each side tells the other while connecting, in rdma_cm private data or the TCP exchange.
@@ -20,7 +21,8 @@ import java.nio.charset.StandardCharsets;
  *   6  u16 receive queue depth           28  u32 exposed buffer length, low 32 bits
  *   8  u32 exposed buffer length, high 32 bits (0 below 4 GiB; a version 1 peer sends 0 there)
  * </pre>
- * Flags: bit 1 {@link #LARGE}, this side takes large messages by rendezvous (with credits only;
+ * Flags: bit 2 {@link #AUTHENTICATED}, a proof of this side's identity follows the descriptor
+ * ({@link io.jrdma.reactive.PeerAuthentication}; docs/authentication.md). Bit 1 {@link #LARGE}, this side takes large messages by rendezvous (with credits only;
  * docs/credit-protocol.md, "Large messages"). Bit 0 {@link #CREDITS}, this side speaks receiver credits (docs/credit-protocol.md); the
  * receive queue depth is then its initial grant, the messages the peer may send before a grant
  * arrives. Without the flag (a peer of an earlier version, a C peer) it is the depth of the
@@ -35,6 +37,10 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
     static final int CREDITS = 1;
     /** Flags bit 1: large messages by rendezvous. */
     static final int LARGE = 2;
+    /** Flags bit 2: an authentication proof follows; set on the encoded bytes, which the proofs bind. */
+    static final int AUTHENTICATED = 4;
+    /** Where the flags are in the encoded descriptor. */
+    private static final int FLAGS = 5;
 
     /** The wire fields are u16 and u32: a value that does not fit must fail, not be truncated. */
     public ConnectionDescriptor {
@@ -79,6 +85,18 @@ public record ConnectionDescriptor(int receiveDepth, int receiveBufferSize, Remo
                 .putInt(receiveBufferSize);
         b.putLong(exposed.address()).putInt(exposed.rkey()).putInt((int) length);
         return b.array();
+    }
+
+    /** Whether encoded descriptor bytes (at least {@link #SIZE}) carry the {@link #AUTHENTICATED} flag. */
+    static boolean authenticated(byte[] encoded) {
+        return encoded.length >= SIZE && (encoded[FLAGS] & AUTHENTICATED) != 0;
+    }
+
+    /** The first {@link #SIZE} bytes of {@code encoded} with the {@link #AUTHENTICATED} flag set. */
+    static byte[] withAuthenticated(byte[] encoded) {
+        byte[] flagged = Arrays.copyOf(encoded, SIZE);
+        flagged[FLAGS] |= AUTHENTICATED;
+        return flagged;
     }
 
     /**

@@ -4,6 +4,7 @@ import io.jrdma.ffm.MemoryLockLimitException;
 import io.jrdma.ffm.NoRdmaDeviceException;
 import io.jrdma.ffm.RdmaException;
 import io.jrdma.reactive.ConnectionException;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
@@ -11,6 +12,7 @@ import java.nio.charset.CharsetEncoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
 
 /**
  * How the setup paths word what went wrong, for the two people who read it: the operator of the
@@ -78,6 +80,21 @@ public final class SetupMessages {
             reason = "the server could not set up the connection (an internal error: see its log)";
         }
         return truncate(reason, maxBytes);
+    }
+
+    /**
+     * A TCP setup's failure as its client ({@code client}) or the server's log reads it: an I/O
+     * error is an unreachable peer, an RDMA failure a failed setup with {@code remote}.
+     */
+    public static Throwable overTcp(Throwable t, boolean client, InetSocketAddress remote) {
+        if (t instanceof ConnectionException || t instanceof CancellationException) return t;
+        if (t instanceof IOException e) {
+            return new ConnectionException.Unreachable(address(remote) + " is unreachable over TCP: " + e.getMessage(), e);
+        }
+        if (t instanceof RdmaException e) {
+            return new ConnectionException("setting up the connection " + (client ? "to " : "from ") + address(remote) + " failed: " + e.getMessage(), e);
+        }
+        return t;
     }
 
     /** {@code 64 KiB}, {@code 16 MiB}, {@code 1000 bytes}. */

@@ -15,8 +15,8 @@ public final class Setups {
         try {
             if (options.outOfBand() != null) return OutOfBandSetup.start(resources, config, local, options.outOfBand(), callback);
             return transport == Transport.RDMA_CM
-                    ? CmConnect.start(resources, config, local, remote, options.rawConnectData(), callback)
-                    : TcpHandshake.connect(resources, config, local, remote, callback);
+                    ? CmConnect.start(resources, config, local, remote, options, callback)
+                    : TcpHandshake.connect(resources, config, local, remote, options.authentication(), callback);
         } catch (RuntimeException e) {
             callback.failed(e);
             return () -> { };

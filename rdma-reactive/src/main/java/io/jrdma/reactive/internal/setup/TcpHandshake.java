@@ -8,6 +8,8 @@ import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.Mtu;
 import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.PeerAuthentication;
+import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
@@ -18,49 +20,38 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import reactor.core.Disposable;
+import io.jrdma.reactive.internal.setup.TcpSteps.Phase;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
  * Connection setup without rdma_cm, on the resources' selector thread: QPN, GID, PSN and
- * descriptors cross a TCP socket, and each side drives its QP INIT → RTR → RTS itself.
- * Non-blocking on both sides:
+ * descriptors cross a TCP socket ({@link TcpHello} has the bytes), and each side drives its QP
+ * INIT → RTR → RTS itself. Non-blocking on both sides:
  * <pre>
- * client -> server  hello (58 bytes): QueuePairAddress (u32 qpn, u32 psn, u16 lid, 16-byte gid) + ConnectionDescriptor
- * server -> client  hello (58 bytes), then ready (1 byte 'R') once its QP is in RTS;
- *                   or instead a reject: u32 0x4A52454A ("JREJ"), u8 length, reason (UTF-8), and the socket closes
- * client -> server  ready (1 byte 'R') once its QP is in RTS
+ * client -> server  hello (58 bytes, and its proof when it authenticates)
+ * server -> client  hello (and its proof), then ready once its QP is in RTS;
+ *                   or instead a reject with a reason, and the socket closes
+ * client -> server  ready once its QP is in RTS
  * </pre>
  * The server reads and checks the client's hello before it creates anything: a peer that is not
- * jrdma (a port scan, a browser, a typo'd port) costs it no QP and no registered memory, and it is
- * told why in a reject, as is a client the server cannot serve (locked-memory limit, no device).
- * A hello never starts like a reject: a QP number has 24 bits, so its first byte is 0. Neither
- * side hands its connection out before the other's ready, so neither sends before the other can
- * receive. After setup the socket carries nothing; its end (EOF or an error) means the peer is gone.
+ * jrdma (a port scan, a browser, a typo'd port), or one without the proof a server's
+ * {@link io.jrdma.reactive.PeerAuthentication} asks for, costs it no QP and no registered memory,
+ * and it is told why in a reject, as is a client the server cannot serve (locked-memory limit, no
+ * device). An authenticating client checks the server's proof before its own QP goes to RTR.
+ * Neither side hands its connection out before the other's ready, so neither sends before the
+ * other can receive. After setup the socket carries nothing; its end (EOF or an error) means the
+ * peer is gone. {@link TcpSteps} holds where a setup is and its connect timer.
  */
 final class TcpHandshake implements TcpEvents.Handler {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.tcp");
     private static final Logger SERVER_LOG = Loggers.getLogger("io.jrdma.reactive.server");
     private static final SecureRandom RANDOM = new SecureRandom();
-    static final int HELLO = QueuePairAddress.WIRE_SIZE + ConnectionDescriptor.SIZE;
-    private static final byte READY = 'R';
-    static final int REJECT_MAGIC = 0x4A52454A;
-
-    /**
-     * CONNECTING: the client's TCP connect; HELLO: waiting for the peer's hello (the client: or a
-     * reject); READY: waiting for the peer's ready; LIVE: established; REJECTED: the server's
-     * reject is going out, then it reads until the client closes (closing on unread bytes would
-     * reset the connection, and the reset can destroy the reject); DONE: closed.
-     */
-    private enum Phase { CONNECTING, QUEUE_PAIR, HELLO, READY, LIVE, REJECTED, DONE }
+    private static final int HELLO = TcpHello.HELLO;
 
     private final ResourcesCore resources;
     private final TcpEvents events;
@@ -69,22 +60,22 @@ final class TcpHandshake implements TcpEvents.Handler {
     private final TcpListen listener;      // the server side's, or null
     private final SetupCallback callback;  // the client side's, or null
     private final InetSocketAddress remote;
+    private final PeerAuthentication authentication;  // the client's or the server's, or null
+    private final TcpSteps steps = new TcpSteps();
+    private SetupAuthentication proof;     // the client's own, or the client's the server verified
     private String description;
     private SelectionKey key;
-    private volatile Phase phase;          // volatile, as the next two: the connect timer reads them on its own thread
-    private volatile int received;         // bytes of the peer's hello (or reject) in so far
-    private volatile Disposable timer;
-    private final AtomicBoolean told = new AtomicBoolean();  // the client's callback has had its one signal
     private ConnectionCore core;
     private Gid gid;
     private int psn;
     private ConnectionDescriptor theirs;
     private ByteBuffer out = ByteBuffer.allocate(0);
-    private final ByteBuffer in = ByteBuffer.allocate(5 + 255);
+    private final ByteBuffer in = ByteBuffer.allocate(TcpHello.MAX_READ);
 
     private TcpHandshake(ResourcesCore resources, ConnectionConfig config, SocketChannel channel, TcpListen listener,
-                         SetupCallback callback, InetSocketAddress remote) {
+                         SetupCallback callback, InetSocketAddress remote, PeerAuthentication authentication) {
         this.resources = resources;
+        this.authentication = authentication;
         this.events = resources.tcp();
         this.config = config;
         this.channel = channel;
@@ -96,7 +87,7 @@ final class TcpHandshake implements TcpEvents.Handler {
 
     /** The client side: connects from {@code local} (may be null); the returned action cancels the setup. */
     static Runnable connect(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, InetSocketAddress remote,
-                            SetupCallback callback) {
+                            PeerAuthentication authentication, SetupCallback callback) {
         TcpEvents events = resources.tcp();
         SocketChannel ch;
         try {
@@ -105,12 +96,12 @@ final class TcpHandshake implements TcpEvents.Handler {
             callback.failed(new ConnectionException("opening a TCP socket failed: " + e.getMessage(), e));
             return () -> { };
         }
-        TcpHandshake h = new TcpHandshake(resources, config, ch, null, callback, remote);
+        TcpHandshake h = new TcpHandshake(resources, config, ch, null, callback, remote, authentication);
         // the connect timeout counts from here, not from when the setup thread gets to this setup
-        h.phase = Phase.CONNECTING;
+        h.steps.phase = Phase.CONNECTING;
         h.armTimer();
         events.execute(() -> {
-            if (h.told.get()) {  // timed out while the setup thread was busy: nothing to start
+            if (h.steps.told()) {  // timed out while the setup thread was busy: nothing to start
                 h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out before it started"));
                 return;
             }
@@ -140,13 +131,13 @@ final class TcpHandshake implements TcpEvents.Handler {
         try {
             peer = (InetSocketAddress) ch.getRemoteAddress();
         } catch (IOException e) {
-            close(ch);
+            TcpTeardown.close(ch);
             return;
         }
-        TcpHandshake h = new TcpHandshake(resources, listener.settings.config(), ch, listener, null, peer);
+        TcpHandshake h = new TcpHandshake(resources, listener.settings.config(), ch, listener, null, peer, listener.settings.authentication());
         h.armTimer();
         try {
-            h.phase = Phase.HELLO;
+            h.steps.phase = Phase.HELLO;
             h.in.limit(HELLO);
             h.key = h.events.register(ch, SelectionKey.OP_READ, h);
         } catch (IOException | RuntimeException e) {
@@ -154,48 +145,34 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
     }
 
-    /**
-     * The client's subscriber is told of its timeout when the timer fires, not when the setup
-     * thread is next free: that thread makes verbs calls (a device opened, buffers registered) for
-     * every setup of the resources, and on a loaded host they took the time a connect timeout
-     * promises (a timeout of 1 s came after 4 s behind a busy thread). The socket and QP are then
-     * released on the setup thread, in order.
-     */
+    /** The connect timer ({@link TcpSteps}): a client's subscriber is told at once, the socket and QP released here. */
     private void armTimer() {
-        timer = Schedulers.parallel().schedule(() -> {
-            ConnectionException.Timeout t = new ConnectionException.Timeout(
-                    (listener == null ? "connecting to " + SetupMessages.address(remote) + " over TCP"
-                            : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()))
-                            + " did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
-                            + ": it waited for " + awaiting());
-            if (callback != null) failClient(t);
-            events.execute(() -> fail(t));
-        }, config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        steps.arm(Schedulers.parallel(), config.connectTimeout(), listener == null
+                ? "connecting to " + SetupMessages.address(remote) + " over TCP"
+                : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()),
+                listener == null ? "the server's" : "the client's", t -> {
+                    if (callback != null) failClient(t);
+                    events.execute(() -> fail(t));
+                });
     }
 
     /** The client's one failure signal: none when it had its signal already (the timer's, say). */
     private void failClient(Throwable error) {
-        if (told.compareAndSet(false, true)) callback.failed(error);
-    }
-
-    private String awaiting() {
-        String peer = listener == null ? "the server's" : "the client's";
-        return switch (phase) {
-            case CONNECTING -> "the TCP connection";
-            case QUEUE_PAIR -> "its queue pair to be created (the TCP connection was up)";
-            case HELLO -> peer + " hello (" + received + " of " + HELLO + " bytes came)";
-            case READY -> peer + " ready";
-            case REJECTED -> "the client to read the reject and close";
-            default -> "nothing";
-        };
+        if (steps.tell()) callback.failed(error);
     }
 
     /** The client's TCP connection is up: create its QP and send its hello. */
     private void clientConnected() throws IOException {
         createQueuePair();
-        phase = Phase.HELLO;
+        steps.phase = Phase.HELLO;
         in.clear().limit(HELLO);
-        send(hello());
+        byte[] hello = hello();
+        if (authentication != null) {
+            proof = SetupAuthentication.client(authentication, Transport.TCP, remote, (InetSocketAddress) channel.getLocalAddress(), hello,
+                    QueuePairAddress.WIRE_SIZE);
+            hello = TcpHello.withProof(proof.clientSetup(), proof.clientProof());
+        }
+        send(ByteBuffer.wrap(hello));
     }
 
     /**
@@ -231,11 +208,9 @@ final class TcpHandshake implements TcpEvents.Handler {
         psn = RANDOM.nextInt(1 << 24);
     }
 
-    private ByteBuffer hello() {
-        ByteBuffer hello = ByteBuffer.allocate(HELLO);
-        new QueuePairAddress(core.qpNumber(), psn, 0, gid.raw()).writeTo(hello);
-        hello.put(ConnectionDescriptor.of(config, core).encode());
-        return hello.flip();
+    /** This side's hello without a proof: its QP address and descriptor. */
+    private byte[] hello() {
+        return TcpHello.hello(new QueuePairAddress(core.qpNumber(), psn, 0, gid.raw()), ConnectionDescriptor.of(config, core).encode(), null);
     }
 
     @Override
@@ -248,7 +223,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                         + " (" + e.getMessage() + "): start the server, or check its address, port and transport"
                         + " (a server that sets up over rdma_cm does not listen on TCP)", new byte[0], e);
             }
-            phase = Phase.QUEUE_PAIR;  // a timeout now names this step, which may take seconds (the device opened, buffers registered)
+            steps.phase = Phase.QUEUE_PAIR;  // a timeout now names this step, which may take seconds (the device opened, buffers registered)
             clientConnected();
             return;
         }
@@ -264,7 +239,7 @@ final class TcpHandshake implements TcpEvents.Handler {
 
     private void flush() throws IOException {
         channel.write(out);
-        if (phase == Phase.REJECTED) {
+        if (steps.phase == Phase.REJECTED) {
             if (out.hasRemaining()) {
                 key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
             } else {
@@ -277,15 +252,15 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     private void read() throws IOException {
-        switch (phase) {
+        switch (steps.phase) {
             case LIVE -> watchLiveness();
             case REJECTED -> drain();
             default -> {
                 int n = channel.read(in);
-                received = in.position();
+                steps.received = in.position();
                 if (n < 0) peerClosedDuringSetup();
-                else if (phase == Phase.HELLO) readHello();
-                else if (phase == Phase.READY) readReady();
+                else if (steps.phase == Phase.HELLO) readHello();
+                else if (steps.phase == Phase.READY) readReady();
             }
         }
     }
@@ -296,24 +271,19 @@ final class TcpHandshake implements TcpEvents.Handler {
                     + in.position() + " bytes, without a reject: is it a jrdma server that sets up over TCP?");
         }
         throw new ConnectionException.Protocol("the client closed the connection during TCP setup after " + in.position() + " bytes"
-                + (phase == Phase.HELLO ? " of its hello" : ""));
+                + (steps.phase == Phase.HELLO ? " of its hello" : ""));
     }
 
     private void readHello() throws IOException {
-        if (listener == null && in.position() >= 4 && in.getInt(0) == REJECT_MAGIC) {
-            if (in.position() < 5) return;
-            int need = 5 + Byte.toUnsignedInt(in.get(4));
-            in.limit(need);
-            if (in.position() < need) return;
-            byte[] reason = new byte[need - 5];
-            in.get(5, reason);
-            String text = new String(reason, StandardCharsets.UTF_8);
-            throw new ConnectionException.Rejected(SetupMessages.address(remote) + " rejected the connection: " + text, reason, null);
+        if (listener == null && TcpHello.isReject(in)) {
+            ConnectionException.Rejected rejected = TcpHello.rejected(in, remote);
+            if (rejected != null) throw rejected;
+            return;
         }
-        if (listener != null && !couldBeHello()) {
+        if (listener != null && !TcpHello.couldBeHello(in)) {
             // told at once, not when 58 bytes have come: a short probe ("hello\n", an HTTP request
             // line) would otherwise wait for the rest of a hello it will never send
-            reject("not a jrdma client: what it sent is no jrdma hello (it starts " + firstBytes() + ")", "", null);
+            reject("not a jrdma client: what it sent is no jrdma hello (it starts " + TcpHello.firstBytes(in) + ")", "", null);
             return;
         }
         if (in.position() < HELLO) return;
@@ -323,11 +293,18 @@ final class TcpHandshake implements TcpEvents.Handler {
             byte[] descriptor = new byte[ConnectionDescriptor.SIZE];
             in.get(QueuePairAddress.WIRE_SIZE, descriptor);
             theirs = ConnectionDescriptor.decode(descriptor);
-            in.flip();
-            peer = QueuePairAddress.readFrom(in);
+            peer = QueuePairAddress.readFrom(in.duplicate().flip());
+            int need = TcpHello.needed(in);
+            if (need > HELLO + 1 + PeerAuthentication.MAX_SERVER_PROOF_BYTES) {
+                foreign = "its hello carries a proof of " + (need - HELLO - 1) + " bytes, more than " + PeerAuthentication.MAX_SERVER_PROOF_BYTES;
+            } else if (in.position() < need) {  // the proof's length, then the proof: a flagged hello is longer
+                steps.helloBytes = need;
+                in.limit(need);
+                return;
+            }
         } catch (ConnectionException.Protocol e) {
             foreign = in.getInt(QueuePairAddress.WIRE_SIZE) == ConnectionDescriptor.MAGIC ? e.getMessage() + " in its hello"
-                    : "what it sent is no jrdma hello (it starts " + firstBytes() + ")";
+                    : "what it sent is no jrdma hello (it starts " + TcpHello.firstBytes(in) + ")";
             peer = null;
         } catch (IllegalArgumentException e) {
             foreign = "its hello carries a PSN wider than 24 bits";
@@ -341,23 +318,36 @@ final class TcpHandshake implements TcpEvents.Handler {
             return;
         }
         QueuePairAddress theirAddress = peer;
-        if (listener != null && !serverAccepts()) return;
-        if (listener == null) core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before RTR: nothing can arrive yet
+        byte[] theirProof = TcpHello.proof(in);
+        if (listener != null && !serverAccepts(theirProof)) return;
+        if (listener == null) {
+            if (proof != null) proof.verifyServer(TcpHello.setup(in), QueuePairAddress.WIRE_SIZE, theirProof, remote);  // before RTR
+            core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before RTR: nothing can arrive yet
+        }
         QueuePair qp = core.queuePair();
         qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
         qp.modifyToRts(Parameters.rts(config, psn));
         if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(theirAddress.qpNumber())
                 + " (PSN " + theirAddress.psn() + ", path MTU 1024)");
-        phase = Phase.READY;
+        steps.phase = Phase.READY;
         in.clear().limit(1);
-        send(listener != null ? ByteBuffer.allocate(HELLO + 1).put(hello()).put(READY).flip() : ByteBuffer.wrap(new byte[] {READY}));
+        send(listener != null ? ByteBuffer.wrap(CmConnect.concat(serverHello(), new byte[] {TcpHello.READY})) : ByteBuffer.wrap(new byte[] {TcpHello.READY}));
+    }
+
+    /** The server's hello: with the client's proof verified, flagged and with the server's proof after it. */
+    private byte[] serverHello() {
+        byte[] hello = hello();
+        if (proof == null) return hello;
+        byte[] setup = SetupAuthentication.flagged(hello, QueuePairAddress.WIRE_SIZE);
+        return TcpHello.withProof(setup, proof.serverProof(setup));
     }
 
     /**
-     * The server's checks once a client's hello is in: the server still accepts, the filter lets
-     * the client in, and its QP can be created; otherwise the client gets a reject saying why.
+     * The server's checks once a client's hello (and its proof, or null) is in: the server still
+     * accepts, the filter lets the client in, the proof passes, and its QP can be created; otherwise
+     * the client gets a reject saying why.
      */
-    private boolean serverAccepts() throws IOException {
+    private boolean serverAccepts(byte[] theirProof) throws IOException {
         if (listener.isClosing()) {
             reject("the server is shutting down", "", null);
             return false;
@@ -365,6 +355,15 @@ final class TcpHandshake implements TcpEvents.Handler {
         if (!listener.settings.acceptFilter().test(remote)) {
             reject("the server does not accept connections from " + SetupMessages.host(remote), "", null);
             return false;
+        }
+        if (authentication != null) {
+            try {
+                proof = SetupAuthentication.server(authentication, Transport.TCP, (InetSocketAddress) channel.getLocalAddress(), remote,
+                        TcpHello.setup(in), QueuePairAddress.WIRE_SIZE, theirProof);
+            } catch (ConnectionException.Authentication refused) {
+                reject(refused.getMessage(), "", null);
+                return false;
+            }
         }
         try {
             createQueuePair();
@@ -376,39 +375,19 @@ final class TcpHandshake implements TcpEvents.Handler {
         }
     }
 
-    /**
-     * Whether the bytes in so far may begin a hello: its QP number has 24 bits (its first byte is
-     * 0), and the descriptor after the QP address starts with jrdma's magic.
-     */
-    private boolean couldBeHello() {
-        int n = in.position();
-        if (n >= 1 && in.get(0) != 0) return false;
-        return n < QueuePairAddress.WIRE_SIZE + 4 || in.getInt(QueuePairAddress.WIRE_SIZE) == ConnectionDescriptor.MAGIC;
-    }
-
-    /** The first bytes a peer sent, as text when they are (HTTP, SSH, ...), in hex when not. */
-    private String firstBytes() {
-        byte[] b = new byte[Math.min(8, in.position())];
-        in.get(0, b);
-        boolean text = true;
-        for (byte c : b) text &= c >= 0x20 && c < 0x7f || c == '\r' || c == '\n';
-        if (!text) return "0x" + java.util.HexFormat.of().formatHex(b);
-        return "\"" + new String(b, StandardCharsets.US_ASCII).replace("\r", "\\r").replace("\n", "\\n") + "\"";
-    }
-
     private void readReady() {
         if (in.position() < 1) return;
-        if (in.get(0) != READY) {
+        if (in.get(0) != TcpHello.READY) {
             throw new ConnectionException.Protocol((listener == null ? SetupMessages.address(remote) + " sent" : "the client sent")
                     + String.format(" 0x%02x where the ready byte of jrdma's TCP setup belongs", in.get(0) & 0xff));
         }
-        if (listener == null && !told.compareAndSet(false, true)) {
+        if (listener == null && !steps.tell()) {
             // its timeout was told as the ready came: nobody waits for this connection
             fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out as it finished"));
             return;
         }
-        phase = Phase.LIVE;
-        timer.dispose();
+        steps.phase = Phase.LIVE;
+        steps.stop();
         core.established(theirs.exposed(), theirs.encode());
         if (listener != null) listener.handOut(core);
         else callback.established(core);
@@ -423,8 +402,8 @@ final class TcpHandshake implements TcpEvents.Handler {
         } catch (IOException e) {
             core.peerLost("TCP control connection failed: " + e.getMessage());
         }
-        phase = Phase.DONE;
-        close(channel);
+        steps.phase = Phase.DONE;
+        TcpTeardown.close(channel);
     }
 
     /**
@@ -438,19 +417,18 @@ final class TcpHandshake implements TcpEvents.Handler {
         if (failure == null) SERVER_LOG.info(line);
         else if (SetupMessages.expected(failure)) SERVER_LOG.warn(line);
         else SERVER_LOG.warn(line, failure);
-        byte[] bytes = SetupMessages.rejectBytes(reason, SetupMessages.TCP_REJECT_BYTES);
-        phase = Phase.REJECTED;
+        steps.phase = Phase.REJECTED;
         in.clear();
-        send(ByteBuffer.allocate(5 + bytes.length).putInt(REJECT_MAGIC).put((byte) bytes.length).put(bytes).flip());
+        send(TcpHello.reject(reason));
     }
 
     /** After a reject: whatever more the client sends is dropped, and its EOF (or the timer) ends it. */
     private void drain() throws IOException {
         in.clear();
         if (channel.read(in) >= 0) return;
-        phase = Phase.DONE;
-        timer.dispose();
-        close(channel);
+        steps.phase = Phase.DONE;
+        steps.stop();
+        TcpTeardown.close(channel);
     }
 
     /**
@@ -458,10 +436,10 @@ final class TcpHandshake implements TcpEvents.Handler {
      * in, or rejected) is closed now, not when its timer fires. Selector thread.
      */
     void abandonBeforeHello(TcpListen closing) {
-        if (listener != closing || phase != Phase.HELLO && phase != Phase.REJECTED) return;
-        phase = Phase.DONE;
-        if (timer != null) timer.dispose();
-        close(channel);
+        if (listener != closing || steps.phase != Phase.HELLO && steps.phase != Phase.REJECTED) return;
+        steps.phase = Phase.DONE;
+        steps.stop();
+        TcpTeardown.close(channel);
     }
 
     @Override
@@ -470,19 +448,19 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     private void fail(Throwable t) {
-        if (phase == Phase.LIVE || phase == Phase.DONE || phase == Phase.REJECTED) {
-            if (core != null && phase == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
-            phase = Phase.DONE;
-            if (timer != null) timer.dispose();
-            close(channel);
+        if (steps.phase == Phase.LIVE || steps.phase == Phase.DONE || steps.phase == Phase.REJECTED) {
+            if (core != null && steps.phase == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
+            steps.phase = Phase.DONE;
+            steps.stop();
+            TcpTeardown.close(channel);
             return;
         }
-        Phase was = phase;
-        phase = Phase.DONE;
-        if (timer != null) timer.dispose();
-        close(channel);
+        Phase was = steps.phase;
+        steps.phase = Phase.DONE;
+        steps.stop();
+        TcpTeardown.close(channel);
         if (core != null) core.abort(t);
-        Throwable reported = translate(t);
+        Throwable reported = SetupMessages.overTcp(t, listener == null, remote);
         if (callback != null) {
             failClient(reported);
         } else if (was == Phase.HELLO && in.position() == 0 && !(t instanceof ConnectionException.Timeout)) {
@@ -493,26 +471,6 @@ final class TcpHandshake implements TcpEvents.Handler {
                     + " failed: " + SetupMessages.text(reported);
             if (SetupMessages.expected(reported)) SERVER_LOG.info(line);
             else SERVER_LOG.warn(line);
-        }
-    }
-
-    private Throwable translate(Throwable t) {
-        if (t instanceof ConnectionException || t instanceof CancellationException) return t;
-        if (t instanceof IOException e) {
-            return new ConnectionException.Unreachable(SetupMessages.address(remote) + " is unreachable over TCP: " + e.getMessage(), e);
-        }
-        if (t instanceof RdmaException e) {
-            return new ConnectionException("setting up the connection " + (listener == null ? "to " : "from ") + SetupMessages.address(remote)
-                    + " failed: " + e.getMessage(), e);
-        }
-        return t;
-    }
-
-    static void close(SocketChannel ch) {
-        try {
-            ch.close();
-        } catch (IOException ignored) {
-            // nothing was set up on it, or the peer is gone
         }
     }
 }

@@ -2,6 +2,7 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.QueuePair;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import java.io.IOException;
 import java.nio.channels.SocketChannel;
 
 /** The TCP path's teardown: the QP to ERR by hand, and the socket closed (the peer sees EOF) on the selector thread. */
@@ -17,11 +18,19 @@ final class TcpTeardown implements ConnectionCore.Teardown {
     @Override
     public void disconnect(QueuePair qp) {
         if (!qp.isClosed()) qp.modifyToError();
-        events.execute(() -> TcpHandshake.close(channel));
+        events.execute(() -> close(channel));
     }
 
     @Override
     public void release() {
-        events.execute(() -> TcpHandshake.close(channel));
+        events.execute(() -> close(channel));
+    }
+
+    static void close(SocketChannel ch) {
+        try {
+            ch.close();
+        } catch (IOException ignored) {
+            // nothing was set up on it, or the peer is gone
+        }
     }
 }
