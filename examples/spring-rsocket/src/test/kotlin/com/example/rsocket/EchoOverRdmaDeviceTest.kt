@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import org.springframework.beans.factory.annotation.Autowired
+import org.springframework.beans.factory.annotation.Value
 import org.springframework.boot.test.context.SpringBootTest
 import org.springframework.test.context.DynamicPropertyRegistry
 import org.springframework.test.context.DynamicPropertySource
@@ -38,6 +39,18 @@ class EchoOverRdmaDeviceTest {
 
     @Autowired
     lateinit var client: EchoClient
+
+    @Value("\${jrdma.rsocket.server.port}")
+    var configuredPort: Int = 0
+
+    /** What Boot's bootstrap publishes once the server listens (RSocketServerInitializedEvent). */
+    @Value("\${local.rsocket.server.port}")
+    var listeningPort: Int = 0
+
+    @Test
+    fun bootsBootstrapStartedTheRdmaServerAndPublishedItsPort() {
+        assertEquals(configuredPort, listeningPort)
+    }
 
     @Test
     fun requestResponse() = runBlocking {
