@@ -510,8 +510,9 @@ public final class RdmaConnection implements RdmaDisposable {
      * Waits until the 8-byte word at {@code offset} of {@code buffer} differs from {@code current},
      * and emits its new value: how a protocol built on RDMA WRITEs (a mailbox, a ring's head
      * index, a ping-pong) learns that the peer wrote, with no receive posted and no completion on
-     * this side. The peer writes the word last (after the payload, or in a WRITE of its own); what
-     * this side reads after the new value is at least as new as what the peer wrote before it.
+     * this side. A peer announces a payload with a word written after it, in a WRITE of its own (an
+     * RC queue pair executes WRITEs in order; a NIC need not place one WRITE's bytes in order): what
+     * this side reads after the new value is then at least as new as the payload.
      *
      * <p>The connection's loop reads the word, with an acquire read: the NIC writes it by DMA,
      * outside the Java memory model, so a plain read may be hoisted out of the loop by the JIT and

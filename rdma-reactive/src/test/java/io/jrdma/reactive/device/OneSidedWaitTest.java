@@ -114,6 +114,23 @@ class OneSidedWaitTest {
     }
 
     @Test
+    void theGuidesMailboxExampleSeesTheClientsWrite() {
+        try (LabPeers p = connect(PollingMode.BUSY, LabPeers.TIMEOUT)) {
+            RdmaConnection client = p.client;
+            RdmaConnection server = p.accepted;
+            // README: one-sided wait
+            RegisteredBuffer mailbox = server.exposedBuffer();       // the client WRITEs a sequence number at offset 0
+            Mono<Long> arrived = server.wordChange(mailbox, 0, 0);   // read by the server's loop: no receive is posted
+            RegisteredBuffer source = client.buffers().tryAcquire();
+            source.segment().set(ValueLayout.JAVA_LONG, 0, 1L);
+            client.write(source, 0, 8, client.remoteBuffer(), 0).block();
+            assertEquals(1L, arrived.block());
+            source.release();
+            // README end
+        }
+    }
+
+    @Test
     void aWordNobodyWritesFailsTheWaitAtTheOperationTimeout() {
         try (LabPeers p = connect(PollingMode.BUSY, SHORT_TIMEOUT)) {
             RegisteredBuffer box = p.client.exposedBuffer();
