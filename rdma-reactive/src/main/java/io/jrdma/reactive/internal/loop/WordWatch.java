@@ -8,8 +8,11 @@ import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * One wait for a word of registered memory to change ({@link Watches} has the rules): its own
@@ -25,6 +28,7 @@ import reactor.core.publisher.Operators;
  * @param <T> {@code Long} for an 8-byte word, {@code Byte} for a byte
  */
 final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.loop");
     private static final VarHandle STATE;
     /**
      * Acquire reads ({@code getAcquire}): the NIC writes the word by DMA, outside the Java memory
@@ -142,14 +146,29 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
     void changed(long value) {
         CoreSubscriber<? super T> a = end();
         if (a == null) return;
-        a.onNext((T) (width == 8 ? (Object) Long.valueOf(value) : (Object) Byte.valueOf((byte) value)));
-        a.onComplete();
+        try {
+            a.onNext((T) (width == 8 ? (Object) Long.valueOf(value) : (Object) Byte.valueOf((byte) value)));
+            a.onComplete();
+        } catch (Throwable t) {
+            thrown(t);
+        }
     }
 
     /** Fails it, unless it ended already. */
     void fail(Throwable error) {
         CoreSubscriber<? super T> a = end();
-        if (a != null) a.onError(error);
+        if (a == null) return;
+        try {
+            a.onError(error);
+        } catch (Throwable t) {
+            thrown(t);
+        }
+    }
+
+    /** A subscriber threw from its signal: the wait is over either way, and the loop, which serves other connections, goes on. */
+    private void thrown(Throwable t) {
+        Exceptions.throwIfJvmFatal(t);
+        LOG.error("a subscriber of a one-sided wait on " + owner.description() + " threw from its signal", t);
     }
 
     private @Nullable CoreSubscriber<? super T> end() {

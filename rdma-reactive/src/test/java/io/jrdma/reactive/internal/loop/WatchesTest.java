@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
 import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Mono;
@@ -312,6 +313,39 @@ class WatchesTest {
         List<Object> released = subscribe(watches.word(a, buf, 0, 0, TIMEOUT));
         assertInstanceOf(IllegalStateException.class, released.getFirst(), "a buffer back in its pool");
         assertTrue(tasks.isEmpty());
+    }
+
+    @Test
+    void aSubscriberThatThrowsFromItsSignalStopsNeitherThePassNorTheOtherWaits() {
+        RegisteredBuffer buf = buffer();
+        watches.word(a, buf, 0, 0, TIMEOUT).subscribe(new CoreSubscriber<Long>() {  // no operator to catch what it throws
+            @Override
+            public void onSubscribe(Subscription s) {
+                s.request(1);
+            }
+
+            @Override
+            public void onNext(Long value) {
+                throw new IllegalStateException("a careless subscriber");
+            }
+
+            @Override
+            public void onError(Throwable t) {
+            }
+
+            @Override
+            public void onComplete() {
+            }
+        });
+        List<Object> other = subscribe(watches.word(b, buf, 8, 0, TIMEOUT));
+        pass();
+        write(buf, 0, 1);
+        write(buf, 8, 2);
+        assertEquals(2, pass());
+        assertEquals(List.of(2L, "complete"), other);
+        assertEquals(0, watches.registered());
+        assertEquals(1, buf.refCount());
+        buf.release();
     }
 
     @Test
