@@ -181,7 +181,12 @@ internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
 internal suspend fun Mono<ByteArray>.awaitBytes(): ByteArray =
     suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
 
-/** [awaitOne] for an atomic's previous value, not generic: see [awaitCompletion]. */
+/** [awaitOne] for an atomic's previous value or a watched word's new value, not generic: see [awaitCompletion]. */
 @PublishedApi
 internal suspend fun Mono<Long>.awaitLong(): Long =
+    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+
+/** [awaitOne] for a one-sided wait's byte, not generic: see [awaitCompletion]. */
+@PublishedApi
+internal suspend fun Mono<Byte>.awaitByte(): Byte =
     suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }

@@ -107,6 +107,19 @@ public suspend fun RdmaConnection.awaitFetchAndAdd(
 ): Long = fetchAndAdd(target, offset, add).awaitLong()
 
 /**
+ * Suspends until the 8-byte word at [offset] of [buffer] differs from [current] and returns its new
+ * value: a one-sided wait, read by the connection's loop, with no receive posted
+ * ([RdmaConnection.wordChange] has the rules per polling mode). Fails after the operation timeout;
+ * cancelling the coroutine ends the wait.
+ */
+public suspend fun RdmaConnection.awaitWordChange(buffer: RegisteredBuffer = exposedBuffer(), offset: Long, current: Long): Long =
+    wordChange(buffer, offset, current).awaitLong()
+
+/** As [awaitWordChange], for the byte at [offset] of [buffer] ([RdmaConnection.byteChange]): returns its new value. */
+public suspend fun RdmaConnection.awaitByteChange(buffer: RegisteredBuffer = exposedBuffer(), offset: Long, current: Byte): Byte =
+    byteChange(buffer, offset, current).awaitByte()
+
+/**
  * The next received message (a SEND, or the notification of a WRITE_WITH_IMM). Release it (or
  * [use] it) to post its buffer again. A message that arrives while the coroutine is being
  * cancelled is released here, so the peer does not lose a receive credit.

@@ -70,7 +70,23 @@ public final class OperationTimeoutException extends RdmaException {
                 + " ms: every one is held by an operation in flight or by the application", null, false);
     }
 
-    /** {@return the operation's opcode, or null if it timed out waiting for a pooled buffer before it had one} */
+    /**
+     * A one-sided wait ({@link RdmaConnection#wordChange}) whose word did not change in time; nothing was posted.
+     *
+     * @param word       which word, and the value it kept
+     * @param timeout    the operation timeout that expired
+     * @param connection the connection, for the message
+     * @return the exception, not thrown; its {@link #opcode()} is null
+     */
+    public static OperationTimeoutException noChange(String word, Duration timeout, String connection) {
+        return new OperationTimeoutException(word + " on " + connection + " did not change within " + timeout.toMillis()
+                + " ms: the peer wrote nothing else there", null, false);
+    }
+
+    /**
+     * {@return the operation's opcode, or null if it timed out waiting for a pooled buffer before it
+     * had one, or waiting for a word to change}
+     */
     public @Nullable SendOpcode opcode() {
         return opcode;
     }

@@ -530,6 +530,67 @@ public final class RdmaConnection implements RdmaDisposable {
         return holding(core.completions()).name("jrdma.completions");
     }
 
+    // ------------------------------------------------------------------------------ one-sided waits
+
+    /**
+     * Waits until the 8-byte word at {@code offset} of {@code buffer} differs from {@code current},
+     * and emits its new value: how a protocol built on RDMA WRITEs (a mailbox, a ring's head
+     * index, a ping-pong) learns that the peer wrote, with no receive posted and no completion on
+     * this side. A peer announces a payload with a word written after it, in a WRITE of its own (an
+     * RC queue pair executes WRITEs in order; a NIC need not place one WRITE's bytes in order): what
+     * this side reads after the new value is then at least as new as the payload.
+     *
+     * <p>The connection's loop reads the word, with an acquire read: the NIC writes it by DMA,
+     * outside the Java memory model, so a plain read may be hoisted out of the loop by the JIT and
+     * never see the change, and the payload read after the value must not be read ahead of it (on
+     * x86 an acquire read is a plain load). How soon a change is seen depends on the loop's
+     * {@link PollingMode} (the most eager of the connections it serves):
+     * <ul>
+     * <li>{@code BUSY}: on every pass of the spinning loop, beside its polls of the CQ;</li>
+     * <li>{@code ADAPTIVE}: on every pass while it spins (after a completion, a changed word or a
+     *     new wait); once it sleeps, as in {@code EVENT};</li>
+     * <li>{@code EVENT}: nothing spins, so the loop reads the words on each wake-up (a completion,
+     *     a task) and, while any wait is pending, wakes every millisecond to read them: a change
+     *     is seen within about a millisecond, at the cost of those wake-ups while waiting. Choose
+     *     {@code BUSY} or {@code ADAPTIVE} for microseconds.</li>
+     * </ul>
+     * A word that already differs when the subscriber requests completes the {@code Mono} at once,
+     * on the requesting thread; otherwise it signals on the loop thread. A pass reads every
+     * pending word and allocates nothing.
+     *
+     * <p>The value emitted is the first value read that differs: a word the peer changes several
+     * times between two reads skips values (a sequence number tells how many), and the NIC need
+     * not write the 8 bytes of a word as one (rxe copies with {@code memcpy}), so a peer that
+     * changes several bytes of it at once may be seen half-way; {@link #byteChange} waits on one byte.
+     *
+     * @param buffer  registered memory (the connection's {@link #exposedBuffer()}, typically);
+     *                retained from subscription until the wait ends
+     * @param offset  the word's offset in {@code buffer}: inside it, its address 8-byte aligned
+     * @param current the value the word holds now
+     * @return emits the word's new value; fails with {@link IllegalArgumentException} for an offset
+     *         outside {@code buffer} or not aligned, {@link IllegalStateException} for a buffer that went
+     *         back to its pool, {@link OperationTimeoutException} when the word did not change within
+     *         the operation timeout ({@link OperationTimeoutException#opcode()} null), and
+     *         {@link ConnectionException.Closed} once the connection is closing; cancelling it ends the wait
+     */
+    public Mono<Long> wordChange(RegisteredBuffer buffer, long offset, long current) {
+        return holding(core.wordChange(buffer, offset, current));
+    }
+
+    /**
+     * {@link #wordChange} of one byte: waits until the byte at {@code offset} of {@code buffer}
+     * differs from {@code current}, and emits its new value. perftest's ib_write_lat waits so, on a
+     * message's last byte.
+     *
+     * @param buffer  registered memory; retained from subscription until the wait ends
+     * @param offset  the byte's offset in {@code buffer}
+     * @param current the value the byte holds now
+     * @return emits the byte's new value; fails as {@link #wordChange} does
+     */
+    public Mono<Byte> byteChange(RegisteredBuffer buffer, long offset, byte current) {
+        return holding(core.byteChange(buffer, offset, current));
+    }
+
     // ------------------------------------------------------------------------------ memory
 
     /**

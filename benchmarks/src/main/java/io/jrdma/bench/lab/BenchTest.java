@@ -14,6 +14,13 @@ enum BenchTest {
     SEND_BW("ib_send_bw", true, false, true),
     READ_BW("ib_read_bw", true, false, true),
     WRITE_LAT("ib_write_lat", false, true, false),
+    /**
+     * write_lat with one-sided waits: each end waits for the last byte of the other's WRITE to change
+     * ({@code RdmaConnection.byteChange}, Kotlin's {@code awaitByteChange}), as ib_write_lat spins on it, and no
+     * receive is posted for it; beside ib_write_lat (write_lat's perftest run when there is one). The reactive and
+     * Kotlin forms only: rdma-ffm's write_lat already spins on memory.
+     */
+    WRITE_LAT_POLL("ib_write_lat", false, true, false),
     SEND_LAT("ib_send_lat", false, true, true),
     READ_LAT("ib_read_lat", false, false, true),
     /** Sequential calls of a small echo function: the round trip, beside ib_send_lat's (twice what it reports). */
@@ -68,15 +75,16 @@ enum BenchTest {
 
     /**
      * The test whose perftest run this one's stands beside when lab/bench ran none of its own (matrix
-     * status "reference"): ib_send_lat's for the RPC rows, ib_send_bw's for the stream rows.
+     * status "reference"): ib_send_lat's for the RPC rows, ib_send_bw's for the stream rows, ib_write_lat's
+     * (write_lat's) for write_lat_poll.
      */
     BenchTest reference() {
-        return rpc() ? SEND_LAT : this == STREAM_BW ? SEND_BW : this;
+        return rpc() ? SEND_LAT : this == STREAM_BW ? SEND_BW : this == WRITE_LAT_POLL ? WRITE_LAT : this;
     }
 
-    /** No rdma-ffm form: the RPC rows and the stream rows are the reactive API's (and Kotlin's). */
+    /** No rdma-ffm form: the RPC rows, the stream rows and write_lat_poll are the reactive API's (and Kotlin's). */
     boolean apiOnly() {
-        return rpc() || this == STREAM_BW;
+        return rpc() || this == STREAM_BW || this == WRITE_LAT_POLL;
     }
 
     /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */

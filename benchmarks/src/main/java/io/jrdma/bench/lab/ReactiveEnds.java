@@ -5,6 +5,7 @@ import io.jrdma.bench.lab.Ends.ServerEnd;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionSpec;
 import io.jrdma.reactive.DisposableRdmaServer;
+import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
@@ -20,6 +21,7 @@ import io.jrdma.rpc.RpcClient;
 import io.jrdma.rpc.RpcHandler;
 import io.jrdma.rpc.RpcRequest;
 import io.jrdma.rpc.RpcServer;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Map;
 import reactor.core.Disposable;
@@ -31,7 +33,9 @@ import reactor.core.scheduler.Schedulers;
  * of operation {@code Mono}s in flight ({@link Pipeline}); zero-copy forms throughout, from and
  * into the connection's exposed buffer, slot by slot. A ping-pong is a SEND (or, for write_lat, a
  * WRITE_WITH_IMM, whose RECV completion is the only notice a reactive receiver gets) answered in
- * kind by the server from the buffer the message arrived in (or its exposed memory); read_lat
+ * kind by the server from the buffer the message arrived in (or its exposed memory); write_lat_poll
+ * is a WRITE each way, each end waiting for the last byte of the other's with {@code byteChange}
+ * (one-sided waits, no receive), as ib_write_lat spins on it; read_lat
  * is one READ at a time; the RPC rows call an echo function registered on an RpcServer; stream_bw
  * is one {@code send(Publisher)} of the row's messages, slices of the exposed buffer slot by slot.
  */
@@ -113,6 +117,8 @@ final class ReactiveEnds {
         private final RegisteredBuffer local;
         private final RemoteBuffer remote;
         private final long stride;
+        /** write_lat_poll: the last byte of the last ping, which the server's pong echoes; kept across runs. */
+        private byte sequence;
 
         Client(RowSpec row, RdmaConnection conn) {
             this.row = row;
@@ -139,6 +145,13 @@ final class ReactiveEnds {
                 case WRITE_LAT -> Pipeline.run((i, p) -> {
                     p.fire(conn.writeWithImmediate(local, stride, size, remote, 0, i));
                     return conn.receive();
+                }, ops, 1, latencies, deadline);
+                case WRITE_LAT_POLL -> Pipeline.run((i, p) -> {
+                    byte before = sequence;
+                    byte ping = ++sequence;
+                    local.segment().set(ValueLayout.JAVA_BYTE, stride + size - 1, ping);
+                    p.fire(conn.write(local, stride, size, remote, 0));
+                    return conn.byteChange(local, size - 1, before);  // the pong lands in slot 0
                 }, ops, 1, latencies, deadline);
                 case READ_LAT -> Pipeline.run((i, p) -> conn.read(remote, 0, size, local, 0), ops, 1, latencies, deadline);
                 case STREAM_BW -> stream(ops, deadline);
@@ -253,12 +266,32 @@ final class ReactiveEnds {
                             m.release();
                         }, this::failed);
                     }
+                    case WRITE_LAT_POLL -> {
+                        pong(conn.exposedBuffer(), conn.remoteBuffer(), row.regionBytes() / row.slots(), (byte) 0);
+                        yield null;
+                    }
                     default -> null;
                 };
             }
             ControlChannel.Line peer = control.receive(Ends.SETUP);
             if (peer == null || !peer.verb().equals("peer")) throw new IllegalStateException("expected the client's peer line, got " + peer);
             control.ok(Map.of());
+        }
+
+        /**
+         * write_lat_poll: waits for the ping's last byte in slot 0 to change from {@code seen}, writes the pong (that
+         * byte) from slot 1, and waits again; an idle client (between runs) only times a wait out.
+         */
+        private void pong(RegisteredBuffer local, RemoteBuffer remote, long stride, byte seen) {
+            long last = row.size() - 1;
+            conn.byteChange(local, last, seen).subscribe(ping -> {
+                local.segment().set(ValueLayout.JAVA_BYTE, stride + last, ping);
+                conn.write(local, stride, row.size(), remote, 0).subscribe(null, this::failed);
+                pong(local, remote, stride, ping);
+            }, e -> {
+                if (e instanceof OperationTimeoutException) pong(local, remote, stride, seen);
+                else if (!conn.isDisposed()) failed(e);
+            });
         }
 
         private void failed(Throwable t) {

@@ -206,6 +206,8 @@ final class Report {
                   both ends (lab/bench --credits), so a message is posted without waiting for a grant and no grant is sent; the
                   others have the library's default, credits on (docs/credit-protocol.md). write_lat: ffm and perftest spin on memory, reactive and
                   kotlin answer WRITE_WITH_IMM with WRITE_WITH_IMM (a receiver learns of a WRITE only from its RECV completion).
+                  write_lat_poll: reactive and kotlin answer a WRITE with a WRITE, each end waiting for the last byte of the
+                  other's with a one-sided wait (byteChange / awaitByteChange: the loop reads the byte), beside ib_write_lat.
                 posting: perftest (default, no --post_list) and ffm post one work request per ibv_post_send; reactive and kotlin
                   chain what a poll batch's completions make possible into one ibv_post_send (rdma-reactive's chained posts).
                 CPU us/op c/s: user + system CPU of the client / server process per operation. jrdma: every thread of each JVM (JIT

@@ -2,6 +2,7 @@ package io.jrdma.bench.lab
 
 import io.jrdma.kotlin.awaitAccept
 import io.jrdma.kotlin.awaitBind
+import io.jrdma.kotlin.awaitByteChange
 import io.jrdma.kotlin.awaitCall
 import io.jrdma.kotlin.awaitConnect
 import io.jrdma.kotlin.awaitRead
@@ -14,10 +15,12 @@ import io.jrdma.kotlin.coRegister
 import io.jrdma.kotlin.receivesFlow
 import io.jrdma.kotlin.use
 import io.jrdma.reactive.DisposableRdmaServer
+import io.jrdma.reactive.OperationTimeoutException
 import io.jrdma.reactive.RdmaConnection
 import io.jrdma.rpc.DisposableRpcServer
 import io.jrdma.rpc.RpcClient
 import io.jrdma.rpc.RpcServer
+import java.lang.foreign.ValueLayout
 import java.util.concurrent.TimeoutException
 import java.util.concurrent.atomic.AtomicInteger
 import kotlinx.coroutines.CoroutineExceptionHandler
@@ -37,7 +40,8 @@ import kotlinx.coroutines.withTimeout
  * The Kotlin layer: rdma-kotlin's suspend functions at both ends, on the same connection settings
  * as the reactive layer. Bandwidth rows run one coroutine per operation in flight (a window of
  * `depth` coroutines taking the next index as each operation completes); latency rows one
- * coroutine, `awaitSend` then `awaitReceive` (write_lat: `awaitWriteWithImmediate`), as the
+ * coroutine, `awaitSend` then `awaitReceive` (write_lat: `awaitWriteWithImmediate`; write_lat_poll:
+ * `awaitWrite` then `awaitByteChange` on the pong's last byte, no receive), as the
  * README's echo client does; stream_bw one `awaitSend(Flow)` of all the row's messages. Coroutines run in [Dispatchers.Unconfined]: each resumes on the
  * connection's loop thread that completed its operation and posts the next from there, so a row
  * measures the suspend API, not a dispatcher's thread hop.
@@ -105,6 +109,8 @@ internal object KotlinEnds {
         private val local = conn.exposedBuffer()
         private val remote = conn.remoteBuffer()
         private val stride = row.regionBytes() / row.slots()
+        /** write_lat_poll: the last byte of the last ping, which the server's pong echoes; kept across runs. */
+        private var sequence: Byte = 0
 
         override fun run(ops: Int, latencies: Latencies?, deadline: Long): Long {
             val size = row.size()
@@ -143,6 +149,16 @@ internal object KotlinEnds {
                         val start = System.nanoTime()
                         conn.awaitWriteWithImmediate(local, stride, size, i, remote, 0)
                         conn.awaitReceive().use { }
+                        latencies!!.record(System.nanoTime() - start)
+                        done.incrementAndGet()
+                    }
+                    BenchTest.WRITE_LAT_POLL -> repeat(ops) {
+                        val start = System.nanoTime()
+                        val before = sequence
+                        sequence++
+                        local.segment().set(ValueLayout.JAVA_BYTE, stride + size - 1, sequence)
+                        conn.awaitWrite(local, stride, size, remote, 0)
+                        conn.awaitByteChange(local, size - 1L, before)  // the pong lands in slot 0
                         latencies!!.record(System.nanoTime() - start)
                         done.incrementAndGet()
                     }
@@ -222,6 +238,21 @@ internal object KotlinEnds {
                         val stride = row.regionBytes() / row.slots()
                         scope.launch {
                             c.receivesFlow().collect { m -> m.use { c.awaitWriteWithImmediate(local, stride, row.size(), it.immediate(), remote, 0) } }
+                        }
+                    }
+                    BenchTest.WRITE_LAT_POLL -> {
+                        val local = c.exposedBuffer()
+                        val remote = c.remoteBuffer()
+                        val stride = row.regionBytes() / row.slots()
+                        val last = row.size() - 1L
+                        scope.launch {
+                            var seen: Byte = 0
+                            while (true) {
+                                // an idle client (between runs) only times a wait out
+                                seen = try { c.awaitByteChange(local, last, seen) } catch (e: OperationTimeoutException) { continue }
+                                local.segment().set(ValueLayout.JAVA_BYTE, stride + last, seen)
+                                c.awaitWrite(local, stride, row.size(), remote, 0)
+                            }
                         }
                     }
                     else -> {}

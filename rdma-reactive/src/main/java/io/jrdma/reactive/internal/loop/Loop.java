@@ -39,6 +39,9 @@ import reactor.util.Loggers;
  * posted work request has flushed, or a deadline passed) and then destroyed on this thread,
  * between two polls, so no CQ is destroyed while polled and no QP while its completions are
  * being dispatched ({@link Draining}).
+ *
+ * <p>Each pass also reads the words its connections wait on ({@link Watches}); while any wait is
+ * registered a sleeping loop wakes at least every millisecond to read them.
  */
 public final class Loop implements Executor {
     /** What a loop needs of a connection. */
@@ -117,6 +120,8 @@ public final class Loop implements Executor {
     // loop thread only
     private final WorkCompletions wcs = WorkCompletions.allocate(POLL_BATCH);
     private final Draining draining;
+    /** One-sided waits: words this loop reads on each pass until they change. */
+    private final Watches watches;
     private boolean dispatching;
     /** Dispatching the last completion of a poll batch: a post started now is not deferred (deferToBatchEnd). */
     private boolean lastOfBatch;
@@ -130,6 +135,7 @@ public final class Loop implements Executor {
         this.index = index;
         this.thread = new LoopThread(name, this::run, daemon);
         this.draining = new Draining(name);
+        this.watches = new Watches(this, this::inLoop, System::nanoTime, Watches.CLOCK_EVERY);
     }
 
     void start() {
@@ -146,6 +152,11 @@ public final class Loop implements Executor {
 
     public boolean inLoop() {
         return Thread.currentThread() == thread;
+    }
+
+    /** The one-sided waits of this loop's connections. */
+    public Watches watches() {
+        return watches;
     }
 
     /** Connections assigned to this loop. */
@@ -355,6 +366,8 @@ public final class Loop implements Executor {
                 runTasks();
                 if (shutdown && draining.isEmpty() && memberCount.get() == 0) break;
                 int n = pollAll();
+                // a changed word is activity, as a completion is: an ADAPTIVE loop spins on after it
+                if (watches.any()) n += watches.poll();
                 if (!draining.isEmpty()) draining.destroyDrained();
                 if (n > 0) {
                     idle = 0;
@@ -475,7 +488,7 @@ public final class Loop implements Executor {
             for (LoopCq c : armed) c.cq.requestNotification(false);
             if (pollAll() > 0 || pollSetStale) return;
             long now = System.nanoTime();
-            Duration wait = draining.cap(SLEEP, now);
+            Duration wait = watches.cap(draining.cap(SLEEP, now));
             serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
             sleeps++;
@@ -516,6 +529,7 @@ public final class Loop implements Executor {
     }
 
     private void closeAll() {
+        watches.close();
         List<LoopDevice> all;
         synchronized (cqLock) {
             shutdown = true;
