@@ -1,6 +1,5 @@
 package io.jrdma.reactive;
 
-import io.jrdma.reactive.internal.auth.PreSharedKey;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.time.InstantSource;

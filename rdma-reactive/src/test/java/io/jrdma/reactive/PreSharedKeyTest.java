@@ -1,4 +1,4 @@
-package io.jrdma.reactive.internal.auth;
+package io.jrdma.reactive;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,10 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jrdma.reactive.ConnectionException;
-import io.jrdma.reactive.PeerAuthentication;
 import io.jrdma.reactive.PeerAuthentication.Handshake;
-import io.jrdma.reactive.Transport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -221,7 +218,7 @@ class PreSharedKeyTest {
      */
     @Test
     void proofsAreComparedInConstantTime() throws IOException {
-        String source = Files.readString(Path.of("src/main/java/io/jrdma/reactive/internal/auth/PreSharedKey.java"));
+        String source = Files.readString(Path.of("src/main/java/io/jrdma/reactive/PreSharedKey.java"));
         assertEquals(2, source.split("MessageDigest\\.isEqual\\(", -1).length - 1, "the client tag's and the server proof's compares");
         assertFalse(source.contains("Arrays.equals"), "no early-exit compare of secrets");
     }

@@ -1,8 +1,5 @@
-package io.jrdma.reactive.internal.auth;
+package io.jrdma.reactive;
 
-import io.jrdma.reactive.ConnectionException;
-import io.jrdma.reactive.PeerAuthentication;
-import io.jrdma.reactive.Transport;
 import java.io.ByteArrayOutputStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
@@ -40,7 +37,7 @@ import javax.crypto.spec.SecretKeySpec;
  * </ol>
  * The key is copied and is never part of a message, a log line or {@link #toString()}.
  */
-public final class PreSharedKey implements PeerAuthentication {
+final class PreSharedKey implements PeerAuthentication {
     public static final int MIN_KEY_BYTES = 16;
     static final int CLIENT_PROOF = 24;
     static final int SERVER_PROOF = 32;
@@ -54,7 +51,7 @@ public final class PreSharedKey implements PeerAuthentication {
     private final InstantSource clock;
     private final ReplayCache replays;
 
-    public PreSharedKey(byte[] key, Duration window, int replayCapacity, InstantSource clock) {
+    PreSharedKey(byte[] key, Duration window, int replayCapacity, InstantSource clock) {
         if (key.length < MIN_KEY_BYTES) {
             throw new IllegalArgumentException("a pre-shared key needs at least " + MIN_KEY_BYTES + " bytes, not " + key.length
                     + " (32 random bytes make a good key)");

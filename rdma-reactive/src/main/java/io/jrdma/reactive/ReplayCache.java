@@ -1,4 +1,4 @@
-package io.jrdma.reactive.internal.auth;
+package io.jrdma.reactive;
 
 import java.util.HashMap;
 import java.util.Map;
@@ -18,7 +18,7 @@ import java.util.PriorityQueue;
  * The clock is the caller's ({@code now}): tests drive it. Thread-safe: one authentication may
  * serve servers on several setup threads.
  */
-public final class ReplayCache {
+final class ReplayCache {
     /** What {@link #remember} found. */
     public enum Outcome { FIRST, REPLAYED, FULL }
 
