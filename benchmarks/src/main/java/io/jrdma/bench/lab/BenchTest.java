@@ -34,7 +34,13 @@ enum BenchTest {
      * releasing each: beside ib_send_bw's of the same size and polling. A message above the receive buffer
      * (lab/bench's --stream-buffer) goes by rendezvous, the receiver READing it: beside ib_read_bw's.
      */
-    STREAM_BW("ib_send_bw", true, false, true);
+    STREAM_BW("ib_send_bw", true, false, true),
+    /**
+     * The RSocket layers only: messages per second of one request-channel whose responder echoes what it receives,
+     * counted as the echoes arrive at the client, the client's demand (REQUEST_N) bounding what is in flight; beside
+     * ib_send_bw as {@link #STREAM_BW} (each message crosses twice).
+     */
+    CHANNEL_BW("ib_send_bw", true, false, true);
 
     /** The perftest program of the row (for the RPC rows: the one they stand beside). */
     final String perftest;
@@ -71,12 +77,17 @@ enum BenchTest {
      * status "reference"): ib_send_lat's for the RPC rows, ib_send_bw's for the stream rows.
      */
     BenchTest reference() {
-        return rpc() ? SEND_LAT : this == STREAM_BW ? SEND_BW : this;
+        return rpc() ? SEND_LAT : stream() ? SEND_BW : this;
     }
 
-    /** No rdma-ffm form: the RPC rows and the stream rows are the reactive API's (and Kotlin's). */
+    /** A stream of the row's messages (stream_bw, channel_bw): its receive buffers are lab/bench's --stream-buffer. */
+    boolean stream() {
+        return this == STREAM_BW || this == CHANNEL_BW;
+    }
+
+    /** No rdma-ffm form: the RPC rows and the stream rows are the reactive API's (and Kotlin's, and RSocket's). */
     boolean apiOnly() {
-        return rpc() || this == STREAM_BW;
+        return rpc() || stream();
     }
 
     /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */
