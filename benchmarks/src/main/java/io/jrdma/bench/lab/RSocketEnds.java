@@ -72,6 +72,20 @@ final class RSocketEnds {
         return ByteBufPayload.create(source.retainedSlice());
     }
 
+    /**
+     * Disposes {@code c} and waits until it closed (disposing only starts it): the next row's window should not
+     * pay for this one's teardown. A close that fails or takes longer than a setup is the next row's problem, not
+     * this one's.
+     */
+    private static void closed(Closeable c) {
+        c.dispose();
+        try {
+            c.onClose().block(Ends.SETUP);
+        } catch (RuntimeException e) {
+            // closed with an error, or not in time: nothing more to do here
+        }
+    }
+
     // ---- client ------------------------------------------------------------------------------
 
     static ClientEnd connect(RowSpec row, Map<String, String> ready, ControlChannel control) throws Exception {
@@ -84,7 +98,7 @@ final class RSocketEnds {
         try {
             control.call("peer", Map.of(), COLD);
         } catch (Exception e) {
-            rsocket.dispose();
+            closed(rsocket);
             throw e;
         }
         return new Client(row, rsocket);
@@ -130,7 +144,7 @@ final class RSocketEnds {
 
         @Override
         public void close() {
-            rsocket.dispose();
+            closed(rsocket);
             source.release();
         }
     }
@@ -288,8 +302,8 @@ final class RSocketEnds {
         @Override
         public void close() {
             RSocket p = peer;
-            if (p != null) p.dispose();
-            if (bound != null) bound.dispose();
+            if (p != null) closed(p);
+            if (bound != null) closed(bound);
             responder.release();
         }
     }
