@@ -189,12 +189,20 @@ final class BenchClient {
 
     /**
      * The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's, or
-     * ib_read_bw's where lab/bench picked it (a message above the library's receive buffer goes by rendezvous).
+     * ib_read_bw's where lab/bench picked it (a message above the library's receive buffer goes by rendezvous);
+     * channel_bw beside the same, or the perftest run of stream_bw's row where the matrix has no send_bw or read_bw.
      */
-    private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
+    static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
         BenchTest test = row.program().equals(BenchTest.READ_BW.perftest) ? BenchTest.READ_BW : row.test().reference();
         for (PerftestRun r : matrix) {
             if (r.test() == test && r.size() == row.size() && r.polling() == row.polling()) return r;
+        }
+        if (row.test() == BenchTest.CHANNEL_BW) {  // lab/bench ran no send_bw or read_bw of the size: stream_bw's run
+            for (PerftestRun r : matrix) {
+                if (r.test() == BenchTest.STREAM_BW && r.size() == row.size() && r.polling() == row.polling()) {
+                    return r.status().equals("reference") ? reference(matrix, r) : r;
+                }
+            }
         }
         return null;
     }

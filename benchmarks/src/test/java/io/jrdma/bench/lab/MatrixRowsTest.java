@@ -70,6 +70,24 @@ class MatrixRowsTest {
         assertEquals(1, rows.stream().filter(r -> r.layer() == Layer.RSOCKET_TCP).count());
     }
 
+    private static PerftestRun run(BenchTest test, int size, String status, String program) {
+        return new PerftestRun(test, size, PollingMode.EVENT, 100, 128, 512, status, null, Double.NaN, Double.NaN, "", Double.NaN, Double.NaN,
+                program);
+    }
+
+    @Test
+    void channelStandsBesideStreamsPerftestRunWhereTheMatrixHasNoSendBw() {
+        PerftestRun stream = run(BenchTest.STREAM_BW, 65536, "ok", "ib_read_bw");
+        PerftestRun channel = run(BenchTest.CHANNEL_BW, 65536, "reference", "ib_read_bw");
+        assertEquals(stream, BenchClient.reference(List.of(stream, channel), channel));
+        // stream_bw itself beside send_bw's run: channel_bw beside the same
+        PerftestRun send = run(BenchTest.SEND_BW, 64, "ok", "ib_send_bw");
+        PerftestRun stream64 = run(BenchTest.STREAM_BW, 64, "reference", "ib_send_bw");
+        PerftestRun channel64 = run(BenchTest.CHANNEL_BW, 64, "reference", "ib_send_bw");
+        assertEquals(send, BenchClient.reference(List.of(send, stream64, channel64), channel64));
+        assertEquals(send, BenchClient.reference(List.of(stream64, channel64, send), channel64));
+    }
+
     @Test
     void theDefaultLayersAreTheMatrixAsItWas() {
         List<PerftestRun> m = matrix(List.of(PollingMode.BUSY, PollingMode.EVENT));
