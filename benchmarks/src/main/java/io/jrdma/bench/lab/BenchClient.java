@@ -139,6 +139,8 @@ final class BenchClient {
                 long r0 = System.nanoTime();
                 RowResult result = combo.status().equals("skipped")
                         ? RowResult.skipped(spec, "lab/bench skipped its combination")
+                        : spec.layer().rsocket() && spec.size() > RSocketEnds.MAX_PAYLOAD
+                        ? RowResult.skipped(spec, "RSocket's frames end at 16 MiB - 1 (the rsocket rows do not fragment)")
                         : client.row(spec);
                 if (!result.ok() && !result.skipped()) failed++;
                 String line = report.add(result, perftest);

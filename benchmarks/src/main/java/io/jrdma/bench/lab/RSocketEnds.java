@@ -52,6 +52,8 @@ final class RSocketEnds {
     static final Duration COLD = Duration.ofSeconds(120);
     /** Receive buffers hold a payload of the row's buffer size and RSocket's frame header (6 bytes without metadata). */
     static final int FRAME_HEADROOM = 64;
+    /** RSocket's frame length has 24 bits: a longer payload needs fragmentation, which these rows do not configure. */
+    static final int MAX_PAYLOAD = (1 << 24) - 1 - FRAME_HEADROOM;
 
     private RSocketEnds() {}
 
