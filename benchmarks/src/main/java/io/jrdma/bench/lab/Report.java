@@ -192,6 +192,8 @@ final class Report {
                 jrdma, perftest: messages/s (bandwidth tests), calls/s (rpc_rate), or the typical (median) latency in us: half the round trip
                   for write_lat and send_lat as perftest reports it, the whole READ for read_lat, a call's whole round trip for rpc_lat beside
                   ib_send_lat's round trip (twice its half). rpc_rate's perftest column is ib_send_lat's exchanges/s, for scale, no ratio.
+                  The reactive and kotlin RPC rows keep the library's 4 KiB buffers; a call that does not fit them (above 3,968 B)
+                  gets buffers of its size + 128 B at both ends, so it stays one SEND each way.
                   stream_bw: messages/s of one send(Publisher) (kotlin: awaitSend(Flow)) of all the row's messages, slices of the
                   exposed buffer from a generator that allocates nothing per message, the demand bound to the receiver's credits
                   (send slots alone with -credits), the receiver consuming receives() (kotlin: receivesFlow()) and releasing each;
