@@ -1,6 +1,7 @@
 package io.jrdma.bench.lab;
 
 import io.jrdma.bench.lab.Ends.ClientEnd;
+import io.jrdma.reactive.PollingMode;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -8,6 +9,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.LocalTime;
 import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 
@@ -32,7 +34,7 @@ final class BenchClient {
      * @param matrix      matrix.tsv: the combinations, with perftest's results
      * @param out         where the CSV and the table go
      * @param accel       the lab's accelerator, for the table
-     * @param layers      the layers to run
+     * @param layers      the layers to run (default ffm, reactive, kotlin; rsocket and rsocket_tcp only when named)
      * @param transport   jrdma's setup path: rdma_cm or tcp
      * @param perftestSetup perftest's setup path: tcp (its socket exchange) or rdma_cm (-R)
      * @param inline      inline size
@@ -55,7 +57,7 @@ final class BenchClient {
             Path matrix = null;
             Path out = Path.of("target/lab-bench");
             String accel = System.getenv().getOrDefault("JRDMA_LAB_ACCEL", "unknown");
-            List<Layer> layers = List.of(Layer.values());
+            List<Layer> layers = Layer.DEFAULT;
             String transport = "rdma_cm";
             String perftestSetup = "tcp";
             int inline = 64;
@@ -133,23 +135,16 @@ final class BenchClient {
         int failed = 0;
         for (PerftestRun combo : matrix) {
             PerftestRun perftest = combo.status().equals("reference") ? reference(matrix, combo) : combo;
-            List<Integer> buffers = combo.test() == BenchTest.STREAM_BW ? o.streamBuffers() : List.of(Math.max(combo.size(), 64));
-            for (int buffer : buffers) for (Layer layer : o.layers()) {
-                if (combo.test().apiOnly() && layer == Layer.FFM) continue;
-                for (int k = 0; k < o.credits().size(); k++) {
-                    if (layer == Layer.FFM && k > 0) break;  // rdma-ffm's loops have no credits to switch off
-                    boolean credits = layer == Layer.FFM || o.credits().get(k);
-                    RowSpec spec = new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
-                            combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout(), buffer,
-                            credits);
-                    long r0 = System.nanoTime();
-                    RowResult result = combo.status().equals("skipped")
-                            ? RowResult.skipped(spec, "lab/bench skipped its combination")
-                            : client.row(spec);
-                    if (!result.ok() && !result.skipped()) failed++;
-                    String line = report.add(result, perftest);
-                    log(String.format(Locale.ROOT, "%s (%.0f s)", line, (System.nanoTime() - r0) / 1e9));
-                }
+            for (RowSpec spec : rows(o, combo, matrix)) {
+                long r0 = System.nanoTime();
+                RowResult result = combo.status().equals("skipped")
+                        ? RowResult.skipped(spec, "lab/bench skipped its combination")
+                        : spec.layer().rsocket() && spec.size() > RSocketEnds.MAX_PAYLOAD
+                        ? RowResult.skipped(spec, "RSocket's frames end at 16 MiB - 1 (the rsocket rows do not fragment)")
+                        : client.row(spec);
+                if (!result.ok() && !result.skipped()) failed++;
+                String line = report.add(result, perftest);
+                log(String.format(Locale.ROOT, "%s (%.0f s)", line, (System.nanoTime() - r0) / 1e9));
             }
         }
         client.quit();
@@ -159,13 +154,57 @@ final class BenchClient {
     }
 
     /**
-     * The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's, or
-     * ib_read_bw's where lab/bench picked it (a message above the library's receive buffer goes by rendezvous).
+     * The rows of one combination of the matrix, in the order they run: each stream buffer (stream rows), each layer
+     * that has the test ({@link Layer#supports}), each credits entry. rdma-ffm has no credits to switch off and runs
+     * once; so does rsocket_tcp, which has neither credits nor receive buffers nor a polling mode: it runs once per
+     * test and size, in the combination polled by EVENT (TCP's sockets sleep in epoll as EVENT's pollers sleep on
+     * their completion channel), or in the first of its combinations where the matrix has no EVENT one.
      */
-    private static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
+    static List<RowSpec> rows(Options o, PerftestRun combo, List<PerftestRun> matrix) {
+        List<RowSpec> rows = new ArrayList<>();
+        List<Integer> buffers = combo.test().stream() ? o.streamBuffers() : List.of(Math.max(combo.size(), 64));
+        for (int b = 0; b < buffers.size(); b++) for (Layer layer : o.layers()) {
+            if (!layer.supports(combo.test())) continue;
+            boolean once = layer == Layer.FFM || layer == Layer.RSOCKET_TCP;
+            if (layer == Layer.RSOCKET_TCP && (b > 0 || combo != tcpCombination(matrix, combo))) continue;
+            for (int k = 0; k < o.credits().size(); k++) {
+                if (once && k > 0) break;
+                boolean credits = once || o.credits().get(k);
+                rows.add(new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
+                        combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout(),
+                        buffers.get(b), credits));
+            }
+        }
+        return rows;
+    }
+
+    /** The combination of {@code row}'s test and size that rsocket_tcp runs in: the EVENT one, else the first. */
+    private static PerftestRun tcpCombination(List<PerftestRun> matrix, PerftestRun row) {
+        PerftestRun first = null;
+        for (PerftestRun r : matrix) {
+            if (r.test() != row.test() || r.size() != row.size()) continue;
+            if (r.polling() == PollingMode.EVENT) return r;
+            if (first == null) first = r;
+        }
+        return first;
+    }
+
+    /**
+     * The RPC rows stand beside ib_send_lat of the same size and polling, the stream rows beside ib_send_bw's, or
+     * ib_read_bw's where lab/bench picked it (a message above the library's receive buffer goes by rendezvous);
+     * channel_bw beside the same, or the perftest run of stream_bw's row where the matrix has no send_bw or read_bw.
+     */
+    static PerftestRun reference(List<PerftestRun> matrix, PerftestRun row) {
         BenchTest test = row.program().equals(BenchTest.READ_BW.perftest) ? BenchTest.READ_BW : row.test().reference();
         for (PerftestRun r : matrix) {
             if (r.test() == test && r.size() == row.size() && r.polling() == row.polling()) return r;
+        }
+        if (row.test() == BenchTest.CHANNEL_BW) {  // lab/bench ran no send_bw or read_bw of the size: stream_bw's run
+            for (PerftestRun r : matrix) {
+                if (r.test() == BenchTest.STREAM_BW && r.size() == row.size() && r.polling() == row.polling()) {
+                    return r.status().equals("reference") ? reference(matrix, r) : r;
+                }
+            }
         }
         return null;
     }
@@ -175,7 +214,7 @@ final class BenchClient {
         long deadline = System.nanoTime() + options.rowLimit().toNanos();
         ClientEnd end = null;
         try {
-            ControlChannel.Line ready = control.call("row", spec.toMap(), Ends.SETUP);
+            ControlChannel.Line ready = control.call("row", spec.toMap(), Ends.setup(spec));
             end = Ends.connect(spec, ready.args(), control);
             int chunk = Math.max(1, Math.min(spec.iterations(), Math.max(5, spec.iterations() / 10)));
             Latencies latencies = new Latencies(Math.max(spec.iterations(), chunk));

@@ -97,7 +97,8 @@ final class BenchServer {
                     }
                     default -> throw new IllegalArgumentException("unknown command " + line.verb());
                 }
-            } catch (Exception e) {
+            } catch (Exception | LinkageError e) {
+                // a class a layer needs that does not load (a dependency's version) fails its rows, not the server
                 log(line.verb() + " failed: " + ControlChannel.describe(e));
                 closeEnd();
                 control.error(e);

@@ -41,7 +41,13 @@ enum BenchTest {
      * releasing each: beside ib_send_bw's of the same size and polling. A message above the receive buffer
      * (lab/bench's --stream-buffer) goes by rendezvous, the receiver READing it: beside ib_read_bw's.
      */
-    STREAM_BW("ib_send_bw", true, false, true);
+    STREAM_BW("ib_send_bw", true, false, true),
+    /**
+     * The RSocket layers only: messages per second of one request-channel whose responder echoes what it receives,
+     * counted as the echoes arrive at the client, the client's demand (REQUEST_N) bounding what is in flight; beside
+     * ib_send_bw as {@link #STREAM_BW} (each message crosses twice).
+     */
+    CHANNEL_BW("ib_send_bw", true, false, true);
 
     /** The perftest program of the row (for the RPC rows: the one they stand beside). */
     final String perftest;
@@ -79,12 +85,17 @@ enum BenchTest {
      * (write_lat's) for write_lat_poll.
      */
     BenchTest reference() {
-        return rpc() ? SEND_LAT : this == STREAM_BW ? SEND_BW : this == WRITE_LAT_POLL ? WRITE_LAT : this;
+        return rpc() ? SEND_LAT : stream() ? SEND_BW : this == WRITE_LAT_POLL ? WRITE_LAT : this;
     }
 
-    /** No rdma-ffm form: the RPC rows, the stream rows and write_lat_poll are the reactive API's (and Kotlin's). */
+    /** A stream of the row's messages (stream_bw, channel_bw): its receive buffers are lab/bench's --stream-buffer. */
+    boolean stream() {
+        return this == STREAM_BW || this == CHANNEL_BW;
+    }
+
+    /** No rdma-ffm form: the RPC rows, the stream rows and write_lat_poll are the reactive API's (and Kotlin's; RSocket's where it has them). */
     boolean apiOnly() {
-        return rpc() || this == STREAM_BW || this == WRITE_LAT_POLL;
+        return rpc() || stream() || this == WRITE_LAT_POLL;
     }
 
     /** The server end only holds memory: it posts nothing and polls nothing, like perftest's server. */

@@ -15,6 +15,11 @@ final class Ends {
 
     private Ends() {}
 
+    /** How long a row's connection setup may take: longer for the RSocket layers, whose first connection loads their classes. */
+    static Duration setup(RowSpec spec) {
+        return spec.layer().rsocket() ? RSocketEnds.COLD : SETUP;
+    }
+
     /** The client end, connected: it runs the row's operations. */
     interface ClientEnd extends AutoCloseable {
         /**
@@ -56,6 +61,7 @@ final class Ends {
             case FFM -> FfmEnds.connect(spec, ready, control);
             case REACTIVE -> ReactiveEnds.connect(spec, ready, control);
             case KOTLIN -> KotlinEnds.connect(spec, ready, control);
+            case RSOCKET, RSOCKET_TCP -> RSocketEnds.connect(spec, ready, control);
         };
     }
 
@@ -64,6 +70,7 @@ final class Ends {
             case FFM -> new FfmEnds.Server(spec);
             case REACTIVE -> new ReactiveEnds.Server(spec);
             case KOTLIN -> KotlinEnds.server(spec);
+            case RSOCKET, RSOCKET_TCP -> RSocketEnds.server(spec);
         };
     }
 

@@ -1,6 +1,7 @@
 package io.jrdma.bench.lab;
 
 import io.jrdma.reactive.memory.ReceivedMessage;
+import io.netty.util.ReferenceCounted;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -112,7 +113,11 @@ final class Pipeline {
 
         @Override
         public void onNext(Object value) {
-            if (value instanceof ReceivedMessage m) m.release();
+            if (value instanceof ReceivedMessage m) {
+                m.release();
+            } else if (value instanceof ReferenceCounted r) {
+                r.release();  // an RSocket Payload
+            }
         }
 
         @Override

@@ -41,13 +41,15 @@ import reactor.core.scheduler.Schedulers;
  */
 final class ReactiveEnds {
     static final String ECHO = "echo";
+    /** rdma-rpc's request header (80 B), rounded up to its 64-byte alignment. */
+    static final int RPC_HEADROOM = 128;
 
     private ReactiveEnds() {}
 
     /**
      * The row's settings on a client or server builder. The RPC rows keep the library's buffers
-     * and depths (the RPC layer sizes its frames and credits from them) and set only what they
-     * share with the other rows.
+     * and depths (the RPC layer sizes its frames and credits from them; larger buffers only for a
+     * call that does not fit them) and set only what they share with the other rows.
      */
     static <T extends ConnectionSpec<T>> T configure(T spec, RowSpec row, boolean eventPolling) {
         T common = spec.transport(row.tcp() ? Transport.TCP : Transport.RDMA_CM)
@@ -55,7 +57,12 @@ final class ReactiveEnds {
                 .maxInlineData(row.inline())
                 .receiverCredits(row.credits());
         if (row.ackTimeout() >= 0) common = common.ackTimeout(Duration.ofNanos(4096L << row.ackTimeout()));
-        if (row.test().rpc()) return common;
+        if (row.test().rpc()) {
+            // a call whose request (80 B of header) or answer (32 B) does not fit the library's 4 KiB buffers needs an
+            // exposed buffer for the server to READ (rdma-rpc's remote requests), which these rows have not: such a
+            // call failed with PayloadTooLarge. Buffers it fits in keep it one SEND each way, as the small calls
+            return row.size() + RPC_HEADROOM > 4096 ? common.buffers(row.size() + RPC_HEADROOM, 64) : common;
+        }
         return common.queueDepth(Math.max(row.depth(), 16), Math.max(row.rxDepth(), 16))
                 .buffers(row.buffer(), Math.max(row.depth(), 16))
                 .connectionParameters(row.readDepth(), row.readDepth(), 7, 7)

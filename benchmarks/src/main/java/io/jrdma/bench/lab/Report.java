@@ -98,8 +98,8 @@ final class Report {
         f.add(perftestNote);
         f.add(r.ok() ? "" : r.failure());
         // the reactive and Kotlin rows' receiver credits; rdma-ffm has none
-        f.add(s.layer() == Layer.FFM ? "" : s.credits() ? "on" : "off");
-        f.add(test == BenchTest.STREAM_BW ? Integer.toString(s.buffer()) : "");
+        f.add(s.layer() == Layer.FFM || s.layer() == Layer.RSOCKET_TCP ? "" : s.credits() ? "on" : "off");
+        f.add(test.stream() && s.layer() != Layer.RSOCKET_TCP ? Integer.toString(s.buffer()) : "");
         csv.println(String.join(",", f.stream().map(Report::csvField).toList()));
         csv.flush();
 
@@ -108,15 +108,17 @@ final class Report {
         String detail = !r.ok() ? "" : test.rpc() && test.rate ? "" : test.rate ? mb(r.megabytesPerSecond()) : spread(jl);
         String baseDetail = p == null || test.rpc() && test.rate ? "" : test.rate ? mb(p.megabytesPerSecond()) : spread(pl);
         String layer = s.layer().label() + (s.credits() ? "" : " -credits") + (rendezvous(s) ? " rndv" : "");
+        // rsocket_tcp has no polling mode: it runs once, in the EVENT combination where there is one
+        String polling = s.layer() == Layer.RSOCKET_TCP ? "(" + s.polling().name() + ")" : s.polling().name();
         if (r.skipped()) base = "-";
-        table.add(new String[] {test.label(), size(s.size()), s.polling().name(), layer, jrdma, base,
+        table.add(new String[] {test.label(), size(s.size()), polling, layer, jrdma, base,
                 Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio), detail, baseDetail,
                 pair(clientCpu, serverCpu, 1), pair(perftestClientCpu, perftestServerCpu, 1),
                 pair(cpuRatioClient, cpuRatioServer, 2),
                 r.ok() ? pair(r.perOpBytes(r.client().allocatedBytes()), r.perOpBytes(r.server().allocatedBytes()), 0) : "-",
                 r.ok() && r.rnrNaks() >= 0 ? Long.toString(r.rnrNaks()) : "-"});
         if (r.skipped()) skipped.add(test.label() + " " + size(s.size()) + ": " + r.failure().substring("skipped: ".length()));
-        return String.join(" | ", List.of(test.label(), size(s.size()), s.polling().name(), layer, jrdma, "perftest " + base,
+        return String.join(" | ", List.of(test.label(), size(s.size()), polling, layer, jrdma, "perftest " + base,
                 "ratio " + (Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.2f", ratio))))
                 + (r.ok() && !r.counters().isEmpty() ? " | rxe: " + r.counters() : "")
                 + (r.ok() ? "" : ": " + r.failure());
@@ -124,7 +126,7 @@ final class Report {
 
     /** A stream row whose messages are above its receive buffers: each goes by rendezvous (the receiver READs it). */
     private static boolean rendezvous(RowSpec s) {
-        return s.test() == BenchTest.STREAM_BW && s.size() > s.buffer();
+        return s.test().stream() && s.layer() != Layer.RSOCKET_TCP && s.size() > s.buffer();
     }
 
     /** a / b, or NaN where b is no figure or zero (perftest's idle server). */
@@ -190,6 +192,8 @@ final class Report {
                 jrdma, perftest: messages/s (bandwidth tests), calls/s (rpc_rate), or the typical (median) latency in us: half the round trip
                   for write_lat and send_lat as perftest reports it, the whole READ for read_lat, a call's whole round trip for rpc_lat beside
                   ib_send_lat's round trip (twice its half). rpc_rate's perftest column is ib_send_lat's exchanges/s, for scale, no ratio.
+                  The reactive and kotlin RPC rows keep the library's 4 KiB buffers; a call that does not fit them (above 3,968 B)
+                  gets buffers of its size + 128 B at both ends, so it stays one SEND each way.
                   stream_bw: messages/s of one send(Publisher) (kotlin: awaitSend(Flow)) of all the row's messages, slices of the
                   exposed buffer from a generator that allocates nothing per message, the demand bound to the receiver's credits
                   (send slots alone with -credits), the receiver consuming receives() (kotlin: receivesFlow()) and releasing each;
@@ -197,6 +201,17 @@ final class Report {
                   --stream-buffer bytes (4 KiB, the library's default), not the message size: a larger message ("rndv") goes by
                   rendezvous, a descriptor SEND and the receiver's RDMA READ of the registered source, beside ib_read_bw of the same
                   size, depth and polling (with the first --stream-buffer; a later one may make the same size eager).
+                  rsocket, rsocket_tcp (lab/bench --layers ... rsocket rsocket_tcp): RSocket (rsocket-java 1.1.5) at both ends,
+                  PayloadDecoder.ZERO_COPY, every payload released; rsocket over jrdma (rdma-rsocket's transports, the reactive
+                  layer's settings, receive buffers of the row's size (stream rows: --stream-buffer) plus 64 B of frame
+                  header), rsocket_tcp over rsocket-transport-netty's TCP between the same two IPs, through the lab's veth.
+                  rpc_lat, rpc_rate: request-response of an echo responder (rpc_lat one at a time, the round trip; rpc_rate the
+                  row's depth in flight). stream_bw: one request-stream of all the row's messages, slices of one buffer at the
+                  responder, the client's REQUEST_N keeping at most the row's depth outstanding (half of it requested again as
+                  half arrives). channel_bw (rsocket layers only): one request-channel of the row's messages, echoed by the
+                  responder, messages/s of the echoes at the client (each message crosses twice), beside ib_send_bw as
+                  stream_bw. rsocket_tcp has no polling mode: it runs once per test and size, in the EVENT combination
+                  where there is one, its polling shown in parentheses; its CPU includes the kernel's TCP (system time).
                 ratio: jrdma / perftest, both in this lab session with the same size, iterations, depths and polling (BUSY = perftest's
                   default busy polling, EVENT = perftest -e; write_* have no -e in perftest 4.5, so BUSY only). Above 1 is better for rates,
                   below 1 is better for latencies.
