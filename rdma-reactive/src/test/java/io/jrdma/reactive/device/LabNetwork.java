@@ -5,7 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
@@ -52,6 +55,84 @@ public final class LabNetwork {
         String out = run("tc", "-s", "filter", "show", "dev", netdev);
         java.util.regex.Matcher m = java.util.regex.Pattern.compile("dropped (\\d+)").matcher(out);
         return m.find() ? Long.parseLong(m.group(1)) : 0;
+    }
+
+    /**
+     * What a congested RoCE fabric without PFC does to packets, as netem makes it on both ends of
+     * the veth (so both directions): loss, delay whose jitter reorders, duplication.
+     */
+    public enum Impairment {
+        LOSS_1("1 % loss", "loss", "1%"),
+        LOSS_5("5 % loss", "loss", "5%"),
+        DELAY_REORDER("10 ms +- 5 ms delay, reordered", "delay", "10ms", "5ms"),
+        DUPLICATE_5("5 % duplicated", "duplicate", "5%");
+
+        public final String description;
+        final List<String> netem;
+
+        Impairment(String description, String... netem) {
+            this.description = description;
+            this.netem = List.of(netem);
+        }
+
+        /** True for the profiles that drop packets: netem's drop count must move under them. */
+        public boolean drops() {
+            return netem.getFirst().equals("loss");
+        }
+    }
+
+    /** Puts {@code impairment} on both ends of the veth, every packet (RoCE, the CM's MADs, TCP, ARP); {@link #restore()} removes it. */
+    public static void impair(Impairment impairment) {
+        for (String netdev : List.of(NETDEV_A, NETDEV_B)) {
+            List<String> command = new ArrayList<>(List.of("tc", "qdisc", "add", "dev", netdev, "root", "netem"));
+            command.addAll(impairment.netem);
+            run(command.toArray(String[]::new));
+        }
+    }
+
+    /** Packets through netem on both ends and those it dropped, so far: proof that an impairment acted. */
+    public record NetemCounts(long sent, long dropped) {}
+
+    public static NetemCounts netemCounts() {
+        long sent = 0, dropped = 0;
+        for (String netdev : List.of(NETDEV_A, NETDEV_B)) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("Sent \\d+ bytes (\\d+) pkt \\(dropped (\\d+)")
+                    .matcher(run("tc", "-s", "qdisc", "show", "dev", netdev));
+            if (!m.find()) throw new AssertionError("no netem statistics on " + netdev);
+            sent += Long.parseLong(m.group(1));
+            dropped += Long.parseLong(m.group(2));
+        }
+        return new NetemCounts(sent, dropped);
+    }
+
+    /** Every hardware counter of the lab's two rxe devices, by device/name (retransmits, duplicates, sequence errors, RNR). */
+    public static Map<String, Long> rxeCounters() {
+        Map<String, Long> all = new TreeMap<>();
+        for (String device : List.of(DEV_A, DEV_B)) {
+            Path dir = Path.of("/sys/class/infiniband", device, "ports/1/hw_counters");
+            try (var files = Files.list(dir)) {
+                for (Path f : files.toList()) {
+                    try {
+                        all.put(device + "/" + f.getFileName(), Long.parseLong(Files.readString(f).trim()));
+                    } catch (IOException | NumberFormatException ignored) {
+                        // a counter that cannot be read is left out
+                    }
+                }
+            } catch (IOException ignored) {
+                // no counters: nothing to tell of them
+            }
+        }
+        return all;
+    }
+
+    /** The counters of {@link #rxeCounters()} that moved since {@code before}, with how far. */
+    public static Map<String, Long> rxeCountersMoved(Map<String, Long> before) {
+        Map<String, Long> moved = new TreeMap<>();
+        rxeCounters().forEach((k, v) -> {
+            long d = v - before.getOrDefault(k, 0L);
+            if (d != 0) moved.put(k, d);
+        });
+        return moved;
     }
 
     public static void stopDropping(String netdev) {

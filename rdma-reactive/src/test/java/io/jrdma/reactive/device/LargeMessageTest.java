@@ -23,15 +23,11 @@ import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.ReceivedMessage;
 import io.jrdma.reactive.memory.ScatterGatherElement;
-import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
-import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -120,38 +116,14 @@ class LargeMessageTest {
 
     @BeforeEach
     void countersNow() {
-        countersBefore = hwCounters();
-    }
-
-    /** Every hardware counter of rxe0 and rxe1, by device/name. */
-    static Map<String, Long> hwCounters() {
-        Map<String, Long> all = new TreeMap<>();
-        for (String device : List.of("rxe0", "rxe1")) {
-            Path dir = Path.of("/sys/class/infiniband", device, "ports/1/hw_counters");
-            try (var files = Files.list(dir)) {
-                for (Path f : files.toList()) {
-                    try {
-                        all.put(device + "/" + f.getFileName(), Long.parseLong(Files.readString(f).trim()));
-                    } catch (IOException | NumberFormatException ignored) {
-                        // a counter that cannot be read is left out of the dump
-                    }
-                }
-            } catch (IOException ignored) {
-                // no counters: the dump says nothing of them
-            }
-        }
-        return all;
+        countersBefore = LabNetwork.rxeCounters();
     }
 
     /** {@code e} with both sides' credits and large messages as they stand, and the RNR NAKs since {@code rnrBefore}. */
     static AssertionError diagnosed(AssertionError e, RdmaConnection client, RdmaConnection server, long rnrBefore) {
-        StringBuilder moved = new StringBuilder();
-        hwCounters().forEach((k, v) -> {
-            long d = v - countersBefore.getOrDefault(k, 0L);
-            if (d != 0) moved.append(' ').append(k).append('=').append(d);
-        });
+        Map<String, Long> moved = LabNetwork.rxeCountersMoved(countersBefore);
         return new AssertionError(String.format("%s;%n client: %s, send slots %d, waiting %d;%n server: %s, posted %d;%n RNR NAKs %d,"
-                        + " rxe counters moved:%s",
+                        + " rxe counters moved: %s",
                 e.getMessage(), io.jrdma.reactive.internal.core.FaultInjection.core(client).creditState(), client.availableSendCredits(),
                 client.postsWaitingForCredit(), io.jrdma.reactive.internal.core.FaultInjection.core(server).creditState(),
                 server.receivesPosted(), ReceiverCreditsTest.rnrNaks() - rnrBefore, moved), e);

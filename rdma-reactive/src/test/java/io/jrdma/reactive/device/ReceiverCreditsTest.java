@@ -71,14 +71,14 @@ class ReceiverCreditsTest {
     }
 
     /** Message {@code i}: 8 bytes of its number, then bytes derived from it, up to {@code size}. */
-    private static byte[] message(int i, int size) {
+    static byte[] message(int i, int size) {
         ByteBuffer b = ByteBuffer.allocate(Math.max(8, size));
         b.putInt(i).putInt(size);
         while (b.hasRemaining()) b.put((byte) (i * 31 + b.position()));
         return b.array();
     }
 
-    private static long checksum(byte[] bytes) {
+    static long checksum(byte[] bytes) {
         CRC32C c = new CRC32C();
         c.update(bytes);
         return c.getValue();
