@@ -44,6 +44,8 @@ class LossyRpcTest {
     private static final Duration ATTEMPT_TIMEOUT = Duration.ofSeconds(1);
     private static final int RETRIES = 20;
     private static final Duration WAIT = Duration.ofSeconds(240);
+    /** 67 ms, not rdma_cm's own 2.1 s: see LossyWireTest's. */
+    private static final Duration ACK_TIMEOUT = Duration.ofNanos(4096L << 14);
 
     @AfterEach
     void restoreTheLab() {
@@ -69,7 +71,7 @@ class LossyRpcTest {
     private static RpcClient connect(DisposableRpcServer server) {
         for (int attempt = 1; ; attempt++) {
             try {
-                return RpcClient.connect(RpcLab.rdmaClient(server), CallOptions.defaults().timeout(RpcLab.TIMEOUT)).block(RpcLab.TIMEOUT);
+                return RpcClient.connect(RpcLab.rdmaClient(server).ackTimeout(ACK_TIMEOUT), CallOptions.defaults().timeout(RpcLab.TIMEOUT)).block(RpcLab.TIMEOUT);
             } catch (ConnectionException e) {
                 if (attempt == 4) throw e;
             }
@@ -81,7 +83,7 @@ class LossyRpcTest {
     void everyCallAnswersIntactAndRunsOnceWhileRxeRecovers(Impairment impairment) {
         Map<Long, AtomicInteger> executions = new ConcurrentHashMap<>();
         // the answer: how often this call's function ran so far (high half), the payload's checksum (low half)
-        RpcServer functions = RpcServer.create(RpcLab.rdmaServer()).register("count", Codec.raw(), Codec.int64(), payload -> Mono.fromCallable(() -> {
+        RpcServer functions = RpcServer.create(RpcLab.rdmaServer().ackTimeout(ACK_TIMEOUT)).register("count", Codec.raw(), Codec.int64(), payload -> Mono.fromCallable(() -> {
             long call = ByteBuffer.wrap(payload).getLong();
             long ran = executions.computeIfAbsent(call, k -> new AtomicInteger()).incrementAndGet();
             return ran << 32 | crc(payload);
