@@ -174,8 +174,9 @@ public final class CPeer {
         Path executable = dir.resolve(key);
         if (Files.isRegularFile(executable) && Files.isExecutable(executable)) return new CPeer(name, executable);
         try {
-            // the sources as gcc sees them, so its messages name real files and lines
-            Path src = Files.createDirectories(dir.resolve("src-" + key));
+            // the sources as gcc sees them, so its messages name real files and lines; a directory of
+            // this JVM's own: another (a lab session beside this one) may write the same files meanwhile
+            Path src = Files.createTempDirectory(Files.createDirectories(dir), "src-" + key + "-");
             for (Map.Entry<String, String> e : sources.entrySet()) Files.writeString(src.resolve(e.getKey()), e.getValue());
             // another JVM (a parallel build, the guest) may compile the same key: each writes its own
             // file and renames it into place, so nobody runs a half-written binary
