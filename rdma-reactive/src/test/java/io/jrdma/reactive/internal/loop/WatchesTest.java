@@ -167,6 +167,71 @@ class WatchesTest {
     }
 
     @Test
+    void anInvalidRequestFailsTheWaitAndItsBufferIsReleasedBeforeOrAfterItWasRegistered() {
+        RegisteredBuffer buf = buffer();
+        List<Object> early = new ArrayList<>();
+        watches.word(a, buf, 0, 0, TIMEOUT).subscribe(new BaseSubscriber<Long>() {
+            @Override
+            protected void hookOnSubscribe(Subscription s) {
+                s.request(0);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                early.add(t);
+            }
+        });
+        assertInstanceOf(IllegalArgumentException.class, early.getFirst());
+        assertTrue(tasks.isEmpty(), "never handed to the loop");
+        assertEquals(1, buf.refCount(), "the subscription's reference went back");
+        Subscription[] subscription = new Subscription[1];
+        List<Object> late = new ArrayList<>();
+        watches.word(a, buf, 0, 0, TIMEOUT).subscribe(new BaseSubscriber<Long>() {
+            @Override
+            protected void hookOnSubscribe(Subscription s) {
+                subscription[0] = s;
+                s.request(1);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                late.add(t);
+            }
+        });
+        pass();
+        assertEquals(1, watches.registered());
+        subscription[0].request(-1);
+        assertInstanceOf(IllegalArgumentException.class, late.getFirst());
+        assertEquals(2, buf.refCount(), "the loop owns the reference until it takes the wait out");
+        write(buf, 0, 5);
+        assertEquals(0, pass());
+        assertEquals(0, watches.registered());
+        assertEquals(1, buf.refCount());
+        assertEquals(1, late.size(), "nothing after the error");
+        buf.release();
+    }
+
+    @Test
+    void aCancelledResubscriptionReleasesOnlyItsOwnReference() {
+        RegisteredBuffer buf = buffer();
+        Mono<Long> wait = watches.word(a, buf, 0, 0, TIMEOUT);
+        List<Object> first = subscribe(wait);
+        Disposable second = wait.subscribe();
+        pass();
+        assertEquals(2, watches.registered());
+        assertEquals(3, buf.refCount());
+        second.dispose();
+        pass();
+        assertEquals(1, watches.registered());
+        assertEquals(2, buf.refCount());
+        write(buf, 0, 9);
+        pass();
+        assertEquals(List.of(9L, "complete"), first);
+        assertEquals(1, buf.refCount());
+        buf.release();
+    }
+
+    @Test
     void aWordThatDoesNotChangeFailsTheWaitAtTheOperationTimeout() {
         RegisteredBuffer buf = buffer();
         List<Object> signals = subscribe(watches.word(a, buf, 0, 0, TIMEOUT));
