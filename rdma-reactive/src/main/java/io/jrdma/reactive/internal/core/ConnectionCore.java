@@ -347,16 +347,6 @@ public final class ConnectionCore implements Loop.Member, Watches.Owner {
         return inbox.receive();
     }
 
-    /** A one-sided wait for the 8-byte word at {@code offset} of {@code buffer} to differ from {@code expected} ({@link Watches}). */
-    public Mono<Long> wordChange(RegisteredBuffer buffer, long offset, long expected) {
-        return loop.watches().word(this, buffer, offset, expected, config.operationTimeout());
-    }
-
-    /** A one-sided wait for the byte at {@code offset} of {@code buffer} to differ from {@code expected}. */
-    public Mono<Byte> byteChange(RegisteredBuffer buffer, long offset, byte expected) {
-        return loop.watches().oneByte(this, buffer, offset, expected, config.operationTimeout());
-    }
-
     /** The inbox as a stream ({@link Receives}): completes on a closure {@code endsOrderly} accepts; {@code onReceived} may be null. */
     public Flux<ReceivedMessage> receives(Predicate<? super Throwable> endsOrderly, @Nullable Consumer<? super ReceivedMessage> onReceived) {
         return new Receives<>(inbox, endsOrderly, onReceived);
