@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.PollingMode;
@@ -25,7 +26,8 @@ import org.junit.jupiter.api.Timeout;
  * One-sided waits on a real loop thread, without a device: a loop with no connection is an EVENT
  * loop that sleeps 5 s at a time, so what these tests see within a second or two is the loop's
  * own wiring of {@link Watches} (the hand-off's wake-up, the 1 ms cap on its sleep while waits are
- * pending, the deadline checks, the failure of the waits as it stops).
+ * pending, the deadline checks, the failure of a closing connection's waits as its drain starts,
+ * and of every wait as the loop stops).
  */
 @Timeout(60)
 class LoopWatchesTest {
@@ -111,6 +113,78 @@ class LoopWatchesTest {
         CompletableFuture<Long> later = loop.watches().word(owner, buf, 0, 0, LONG).toFuture();
         assertInstanceOf(ConnectionException.Closed.class, assertThrows(later).getCause(), "a wait after the loop stopped");
         buf.release();
+    }
+
+    @Test
+    void aDrainingConnectionsWaitsFailAsItsDrainStartsAndNoOtherConnectionsDo() throws Exception {
+        RegisteredBuffer buf = pool.tryAcquire();
+        buf.segment().fill((byte) 0);
+        Closing closing = new Closing();
+        CompletableFuture<Long> mine = loop.watches().word(closing, buf, 0, 0, LONG).toFuture();
+        CompletableFuture<Byte> mineToo = loop.watches().oneByte(closing, buf, 16, (byte) 0, LONG).toFuture();
+        CompletableFuture<Long> other = loop.watches().word(owner, buf, 8, 0, LONG).toFuture();
+        assertEquals(4, buf.refCount());
+        closing.closing = true;
+        loop.drain(closing);  // what a close queues: the waits fail in the drain's task, with no task of their own
+        assertInstanceOf(ConnectionException.Closed.class, assertThrows(mine).getCause());
+        assertInstanceOf(ConnectionException.Closed.class, assertThrows(mineToo).getCause());
+        await(() -> closing.destroyed, "drained and destroyed");
+        assertEquals(2, buf.refCount(), "released as they failed");
+        assertTrue(!other.isDone(), "another connection's wait goes on");
+        buf.segment().set(ValueLayout.JAVA_LONG, 8, 5L);
+        assertEquals(5L, other.get(PROMPT_MS, TimeUnit.MILLISECONDS));
+        await(() -> buf.refCount() == 1, "the loop released the buffer");
+        buf.release();
+    }
+
+    /** A closing connection with nothing posted: drained at once. */
+    private static final class Closing implements Loop.Member {
+        volatile boolean closing;
+        volatile boolean destroyed;
+
+        @Override
+        public boolean isClosing() {
+            return closing;
+        }
+
+        @Override
+        public RuntimeException closedError() {
+            return new ConnectionException.Closed("the draining connection closed locally");
+        }
+
+        @Override
+        public String description() {
+            return "the draining connection";
+        }
+
+        @Override
+        public void onCompletion(WorkCompletions wcs, int i) {
+            throw new AssertionError("no QP, no completion");
+        }
+
+        @Override
+        public boolean drained() {
+            return true;
+        }
+
+        @Override
+        public long drainDeadline() {
+            return System.nanoTime();
+        }
+
+        @Override
+        public void destroy() {
+            destroyed = true;
+        }
+
+        @Override
+        public void fail(Throwable error) {
+        }
+
+        @Override
+        public PollingMode pollingMode() {
+            return PollingMode.EVENT;
+        }
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {
