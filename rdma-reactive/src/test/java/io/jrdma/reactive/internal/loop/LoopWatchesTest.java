@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.PollingMode;
@@ -38,22 +37,7 @@ class LoopWatchesTest {
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final LoopGroup group = new LoopGroup("watch-test", 1, true);
     private final Loop loop = group.loops().getFirst();
-    private final Watches.Owner owner = new Watches.Owner() {
-        @Override
-        public boolean isClosing() {
-            return false;
-        }
-
-        @Override
-        public RuntimeException closedError() {
-            return new ConnectionException.Closed("test connection closed");
-        }
-
-        @Override
-        public String description() {
-            return "test connection";
-        }
-    };
+    private final TestConnection owner = new TestConnection("test connection");
 
     @AfterEach
     void tearDown() {
@@ -119,7 +103,7 @@ class LoopWatchesTest {
     void aDrainingConnectionsWaitsFailAsItsDrainStartsAndNoOtherConnectionsDo() throws Exception {
         RegisteredBuffer buf = pool.tryAcquire();
         buf.segment().fill((byte) 0);
-        Closing closing = new Closing();
+        TestConnection closing = new TestConnection("the draining connection");
         CompletableFuture<Long> mine = loop.watches().word(closing, buf, 0, 0, LONG).toFuture();
         CompletableFuture<Byte> mineToo = loop.watches().oneByte(closing, buf, 16, (byte) 0, LONG).toFuture();
         CompletableFuture<Long> other = loop.watches().word(owner, buf, 8, 0, LONG).toFuture();
@@ -135,56 +119,6 @@ class LoopWatchesTest {
         assertEquals(5L, other.get(PROMPT_MS, TimeUnit.MILLISECONDS));
         await(() -> buf.refCount() == 1, "the loop released the buffer");
         buf.release();
-    }
-
-    /** A closing connection with nothing posted: drained at once. */
-    private static final class Closing implements Loop.Member {
-        volatile boolean closing;
-        volatile boolean destroyed;
-
-        @Override
-        public boolean isClosing() {
-            return closing;
-        }
-
-        @Override
-        public RuntimeException closedError() {
-            return new ConnectionException.Closed("the draining connection closed locally");
-        }
-
-        @Override
-        public String description() {
-            return "the draining connection";
-        }
-
-        @Override
-        public void onCompletion(WorkCompletions wcs, int i) {
-            throw new AssertionError("no QP, no completion");
-        }
-
-        @Override
-        public boolean drained() {
-            return true;
-        }
-
-        @Override
-        public long drainDeadline() {
-            return System.nanoTime();
-        }
-
-        @Override
-        public void destroy() {
-            destroyed = true;
-        }
-
-        @Override
-        public void fail(Throwable error) {
-        }
-
-        @Override
-        public PollingMode pollingMode() {
-            return PollingMode.EVENT;
-        }
     }
 
     private static void await(BooleanSupplier condition, String what) throws InterruptedException {

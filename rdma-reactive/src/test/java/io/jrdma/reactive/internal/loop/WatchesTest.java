@@ -43,38 +43,14 @@ class WatchesTest {
     private final Queue<Runnable> tasks = new ArrayDeque<>();
     private boolean onLoop;
     private final Watches watches = Watches.forTest(tasks::add, () -> onLoop, clock::get);
-    private final Owner a = new Owner("connection A");
-    private final Owner b = new Owner("connection B");
+    private final TestConnection a = new TestConnection("connection A");
+    private final TestConnection b = new TestConnection("connection B");
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
         arena.close();
-    }
-
-    private static final class Owner implements Watches.Owner {
-        private final String name;
-        volatile boolean closing;
-
-        Owner(String name) {
-            this.name = name;
-        }
-
-        @Override
-        public boolean isClosing() {
-            return closing;
-        }
-
-        @Override
-        public RuntimeException closedError() {
-            return new ConnectionException.Closed(name + " closed locally");
-        }
-
-        @Override
-        public String description() {
-            return name;
-        }
     }
 
     /** One pass of the loop: the hand-offs that are there, then a look at every word. */
@@ -170,37 +146,15 @@ class WatchesTest {
     void anInvalidRequestFailsTheWaitAndItsBufferIsReleasedBeforeOrAfterItWasRegistered() {
         RegisteredBuffer buf = buffer();
         List<Object> early = new ArrayList<>();
-        watches.word(a, buf, 0, 0, TIMEOUT).subscribe(new BaseSubscriber<Long>() {
-            @Override
-            protected void hookOnSubscribe(Subscription s) {
-                s.request(0);
-            }
-
-            @Override
-            protected void hookOnError(Throwable t) {
-                early.add(t);
-            }
-        });
+        requesting(watches.word(a, buf, 0, 0, TIMEOUT), 0, early);
         assertInstanceOf(IllegalArgumentException.class, early.getFirst());
         assertTrue(tasks.isEmpty(), "never handed to the loop");
         assertEquals(1, buf.refCount(), "the subscription's reference went back");
-        Subscription[] subscription = new Subscription[1];
         List<Object> late = new ArrayList<>();
-        watches.word(a, buf, 0, 0, TIMEOUT).subscribe(new BaseSubscriber<Long>() {
-            @Override
-            protected void hookOnSubscribe(Subscription s) {
-                subscription[0] = s;
-                s.request(1);
-            }
-
-            @Override
-            protected void hookOnError(Throwable t) {
-                late.add(t);
-            }
-        });
+        Subscription subscription = requesting(watches.word(a, buf, 0, 0, TIMEOUT), 1, late);
         pass();
         assertEquals(1, watches.registered());
-        subscription[0].request(-1);
+        subscription.request(-1);
         assertInstanceOf(IllegalArgumentException.class, late.getFirst());
         assertEquals(2, buf.refCount(), "the loop owns the reference until it takes the wait out");
         write(buf, 0, 5);
@@ -209,6 +163,29 @@ class WatchesTest {
         assertEquals(1, buf.refCount());
         assertEquals(1, late.size(), "nothing after the error");
         buf.release();
+    }
+
+    /** Subscribes to {@code wait} with a first request of {@code n} (valid or not); its signals go to {@code signals}. */
+    private static Subscription requesting(Mono<Long> wait, long n, List<Object> signals) {
+        Subscription[] subscription = new Subscription[1];
+        wait.subscribe(new BaseSubscriber<Long>() {
+            @Override
+            protected void hookOnSubscribe(Subscription s) {
+                subscription[0] = s;
+                s.request(n);
+            }
+
+            @Override
+            protected void hookOnNext(Long value) {
+                signals.add(value);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                signals.add(t);
+            }
+        });
+        return subscription[0];
     }
 
     @Test
