@@ -574,7 +574,7 @@ public final class RdmaConnection implements RdmaDisposable {
      *         {@link ConnectionException.Closed} once the connection is closing; cancelling it ends the wait
      */
     public Mono<Long> wordChange(RegisteredBuffer buffer, long offset, long current) {
-        return holding(core.wordChange(buffer, offset, current));
+        return holding(core.loop().watches().word(core, buffer, offset, current, config.operationTimeout()));
     }
 
     /**
@@ -588,7 +588,7 @@ public final class RdmaConnection implements RdmaDisposable {
      * @return emits the byte's new value; fails as {@link #wordChange} does
      */
     public Mono<Byte> byteChange(RegisteredBuffer buffer, long offset, byte current) {
-        return holding(core.byteChange(buffer, offset, current));
+        return holding(core.loop().watches().oneByte(core, buffer, offset, current, config.operationTimeout()));
     }
 
     // ------------------------------------------------------------------------------ memory

@@ -41,10 +41,26 @@ public final class HandOff {
      * @param unregister called when a registered waiter's subscriber cancels: forget the waiter
      */
     public static <T> Mono<T> create(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
-        return new Handle<>(register, unregister);
+        return new Registry<>(register, unregister);
     }
 
-    private static final class Handle<T> extends Mono<T> implements Subscription, Waiter<T> {
+    /**
+     * The one subscription machine of a waiter, for a producer whose waiter holds more than its
+     * subscriber (a one-sided wait holds registered memory and a deadline). The rules:
+     * <ul>
+     * <li>the handle is its first subscriber's {@code Subscription} and waiter; each later
+     *     subscription subscribes a {@link #fresh} copy, so a stale subscriber never reaches a later one;</li>
+     * <li>{@link #subscribed} may refuse a subscription: its subscriber gets the error, and no other
+     *     hook is called for it;</li>
+     * <li>{@link #register} is called once, by the first request's thread, after a valid request;
+     *     an invalid one fails the waiter instead;</li>
+     * <li>{@link #unregister} is called when a registered waiter's subscriber cancels;</li>
+     * <li>{@link #abandoned} is called, once, when a subscription that was not refused ends before it
+     *     registered (cancelled, or an invalid request): it undoes what {@link #subscribed} took;</li>
+     * <li>the first of {@link #offer}, {@link #fail} and cancel wins; the others do nothing.</li>
+     * </ul>
+     */
+    public abstract static class Handle<T> extends Mono<T> implements Subscription, Waiter<T> {
         private static final VarHandle STATE;
 
         static {
@@ -58,8 +74,6 @@ public final class HandOff {
         /** Not subscribed yet; then the first subscriber's states: subscribed, registered after its request, done, cancelled. */
         private static final int FRESH = -1, NEW = 0, WAITING = 1, DONE = 2, CANCELLED = 3;
 
-        private final Consumer<Waiter<T>> register;
-        private final Consumer<Waiter<T>> unregister;
         private volatile int state = FRESH;
         /**
          * Dropped once signalled: a producer may keep its waiter as long as what it produced lives
@@ -69,15 +83,41 @@ public final class HandOff {
          */
         private @Nullable CoreSubscriber<? super T> actual;
 
-        private Handle(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
-            this.register = register;
-            this.unregister = unregister;
+        protected Handle() {}
+
+        /** {@return a new handle like this one, not subscribed yet, for a later subscription} */
+        protected abstract Handle<T> fresh();
+
+        /** {@return null to go on with the subscription, or why it cannot: its subscriber gets the error} */
+        protected @Nullable Throwable subscribed() {
+            return null;
+        }
+
+        /** After the first valid request, on its thread: offer a value now or keep the waiter. */
+        protected abstract void register();
+
+        /** The subscriber of a registered waiter cancelled: forget the waiter. */
+        protected abstract void unregister();
+
+        /** The subscription ended before it registered: undo what {@link #subscribed} took. */
+        protected void abandoned() {
+        }
+
+        /** {@return whether it is registered and has not ended} */
+        protected final boolean isRegistered() {
+            return state == WAITING;
         }
 
         @Override
-        public void subscribe(CoreSubscriber<? super T> actual) {
+        public final void subscribe(CoreSubscriber<? super T> actual) {
             if (!STATE.compareAndSet(this, FRESH, NEW)) {
-                new Handle<>(register, unregister).subscribe(actual);
+                fresh().subscribe(actual);
+                return;
+            }
+            Throwable refused = subscribed();
+            if (refused != null) {
+                state = DONE;
+                Operators.error(actual, refused);
                 return;
             }
             this.actual = actual;
@@ -85,24 +125,25 @@ public final class HandOff {
         }
 
         @Override
-        public void request(long n) {
+        public final void request(long n) {
             if (!Operators.validate(n)) {
                 CoreSubscriber<? super T> a = actual;
                 if (a != null) fail(Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), a.currentContext()));
                 return;
             }
-            if (STATE.compareAndSet(this, NEW, WAITING)) register.accept(this);
+            if (STATE.compareAndSet(this, NEW, WAITING)) register();
         }
 
         @Override
-        public void cancel() {
+        public final void cancel() {
             int s = (int) STATE.getAndSet(this, CANCELLED);
-            if (s == WAITING) unregister.accept(this);
+            if (s == WAITING) unregister();
+            else if (s == NEW) abandoned();
             else if (s == DONE) state = DONE;
         }
 
         @Override
-        public boolean offer(T value) {
+        public final boolean offer(T value) {
             if (!STATE.compareAndSet(this, WAITING, DONE)) return false;
             CoreSubscriber<? super T> a = actual;
             actual = null;
@@ -115,10 +156,37 @@ public final class HandOff {
         public void fail(Throwable error) {
             int s = state;
             if ((s == NEW || s == WAITING) && STATE.compareAndSet(this, s, DONE)) {
+                if (s == NEW) abandoned();
                 CoreSubscriber<? super T> a = actual;
                 actual = null;
                 a.onError(error);
             }
+        }
+    }
+
+    /** A handle whose producer keeps its waiters in a registry of its own. */
+    private static final class Registry<T> extends Handle<T> {
+        private final Consumer<Waiter<T>> register;
+        private final Consumer<Waiter<T>> unregister;
+
+        private Registry(Consumer<Waiter<T>> register, Consumer<Waiter<T>> unregister) {
+            this.register = register;
+            this.unregister = unregister;
+        }
+
+        @Override
+        protected Handle<T> fresh() {
+            return new Registry<>(register, unregister);
+        }
+
+        @Override
+        protected void register() {
+            register.accept(this);
+        }
+
+        @Override
+        protected void unregister() {
+            unregister.accept(this);
         }
     }
 }

@@ -18,7 +18,6 @@ import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
-import io.jrdma.reactive.internal.loop.Watches;
 import io.jrdma.reactive.internal.observe.Observer;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -60,7 +59,7 @@ import reactor.util.Loggers;
  * then destroys the QP on its own thread and only then frees memory; the setup path's resources
  * (rdma_cm id, socket) go last.
  */
-public final class ConnectionCore implements Loop.Member, Watches.Owner {
+public final class ConnectionCore implements Loop.Member {
     /** What the setup path owns and tears down. */
     public interface Teardown {
         /** Moves the QP to ERR (rdma_disconnect, or a plain transition) so every posted WR flushes. Any thread; quick. */
@@ -103,7 +102,6 @@ public final class ConnectionCore implements Loop.Member, Watches.Owner {
     /** Whether the observer is not {@link Observer#NONE}: tested before calling it on the hot paths (see {@link SendPoster}). */
     private final boolean observed;
     private final CloseState close = new CloseState();
-    private final Runnable failWatches = () -> loop().watches().closeOwner(this);
     private final HeldErrors heldErrors;
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
@@ -347,16 +345,6 @@ public final class ConnectionCore implements Loop.Member, Watches.Owner {
         return inbox.receive();
     }
 
-    /** A one-sided wait for the 8-byte word at {@code offset} of {@code buffer} to differ from {@code expected} ({@link Watches}). */
-    public Mono<Long> wordChange(RegisteredBuffer buffer, long offset, long expected) {
-        return loop.watches().word(this, buffer, offset, expected, config.operationTimeout());
-    }
-
-    /** A one-sided wait for the byte at {@code offset} of {@code buffer} to differ from {@code expected}. */
-    public Mono<Byte> byteChange(RegisteredBuffer buffer, long offset, byte expected) {
-        return loop.watches().oneByte(this, buffer, offset, expected, config.operationTimeout());
-    }
-
     /** The inbox as a stream ({@link Receives}): completes on a closure {@code endsOrderly} accepts; {@code onReceived} may be null. */
     public Flux<ReceivedMessage> receives(Predicate<? super Throwable> endsOrderly, @Nullable Consumer<? super ReceivedMessage> onReceived) {
         return new Receives<>(inbox, endsOrderly, onReceived);
@@ -506,8 +494,7 @@ public final class ConnectionCore implements Loop.Member, Watches.Owner {
         close.disconnected();
         if (credits != null) credits.closing();
         loop.execute(completions::close);  // held completions are taken now, later ones as they come
-        loop.execute(failWatches);  // a word nobody will write any more; a wait that starts from now on fails at once
-        loop.drain(this);
+        loop.drain(this);  // and its one-sided waits fail there; a wait that starts from now on fails at once
         // fails the posts that were waiting for credit, on the loop like every other signal of the
         // connection: in order with the flushes, never at the same time from a second thread (a
         // flatMap over several operations then sees two errors at once: a CompositeException)

@@ -13,6 +13,9 @@ import reactor.util.Loggers;
  * has flushed, or its deadline passed) and then destroyed on the loop thread, between two polls,
  * so no QP is destroyed while its completions are being dispatched. Loop thread only. The rules:
  * <ul>
+ * <li>a member's one-sided waits fail as it starts draining ({@link Watches#closeOwner}): a word
+ *     nobody will write any more. No task of their own: a look at the loop's registered waits,
+ *     none on a loop that has none;</li>
  * <li>a member is destroyed once, at the first look that finds it drained or past its drain
  *     deadline; a destroy that throws is logged, and the others go on;</li>
  * <li>a sleeping loop waits no longer than the earliest drain deadline ({@link #cap}), and
@@ -25,14 +28,21 @@ final class Draining {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.loop");
 
     private final String name;
+    private final Watches watches;
     private final List<Member> draining = new ArrayList<>();
 
-    /** @param name the loop's, for the log */
-    Draining(String name) {
+    /**
+     * @param name    the loop's, for the log
+     * @param watches the loop's one-sided waits
+     */
+    Draining(String name, Watches watches) {
         this.name = name;
+        this.watches = watches;
     }
 
+    /** The member starts draining (its QP is in ERR). */
     void add(Member member) {
+        watches.closeOwner(member);
         draining.add(member);
     }
 

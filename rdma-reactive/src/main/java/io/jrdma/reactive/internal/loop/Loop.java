@@ -44,8 +44,8 @@ import reactor.util.Loggers;
  * registered a sleeping loop wakes at least every millisecond to read them.
  */
 public final class Loop implements Executor {
-    /** What a loop needs of a connection. */
-    public interface Member {
+    /** What a loop needs of a connection: also what its one-sided waits need of it ({@link Watches.Owner}). */
+    public interface Member extends Watches.Owner {
         /** Completion {@code i} of {@code wcs} belongs to this member's QP (loop thread). */
         void onCompletion(WorkCompletions wcs, int i);
 
@@ -134,8 +134,8 @@ public final class Loop implements Executor {
         this.name = name;
         this.index = index;
         this.thread = new LoopThread(name, this::run, daemon);
-        this.draining = new Draining(name);
         this.watches = new Watches(this, this::inLoop, System::nanoTime, Watches.CLOCK_EVERY);
+        this.draining = new Draining(name, watches);
     }
 
     void start() {
@@ -323,7 +323,10 @@ public final class Loop implements Executor {
         }
     }
 
-    /** The member is closing and its QP is in ERR: drain it, then destroy it here. Any thread. */
+    /**
+     * The member is closing and its QP is in ERR: its one-sided waits fail, then it is drained and
+     * destroyed here ({@link Draining}), all in the one task this queues. Any thread.
+     */
     public void drain(Member member) {
         execute(() -> draining.add(member));
     }

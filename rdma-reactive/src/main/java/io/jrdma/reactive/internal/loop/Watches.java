@@ -25,7 +25,8 @@ import reactor.core.publisher.Mono;
  * <li>every wait ends: its value, its subscriber's cancel, the operation timeout
  *     ({@link OperationTimeoutException}; the deadline is checked on every {@code clockEvery}-th
  *     pass: the clock is slow where the lab runs), its connection's closing
- *     ({@link #closeOwner}; one that starts once it closes fails at once), or the loop's end;</li>
+ *     ({@link #closeOwner}, in the task that starts its drain: {@link Draining#add}; one that starts
+ *     once it closes fails at once), or the loop's end;</li>
  * <li>the buffer is retained from subscription to the wait's end; the loop releases it only as
  *     it takes the wait out of its array, after its last read, so a cancel from another thread
  *     never frees memory the loop is reading (it takes the cancelled wait out on its next pass);</li>

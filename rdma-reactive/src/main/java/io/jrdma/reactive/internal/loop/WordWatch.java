@@ -1,35 +1,31 @@
 package io.jrdma.reactive.internal.loop;
 
+import io.jrdma.reactive.internal.HandOff;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import org.jspecify.annotations.Nullable;
-import org.reactivestreams.Subscription;
-import reactor.core.CoreSubscriber;
 import reactor.core.Exceptions;
-import reactor.core.publisher.Mono;
-import reactor.core.publisher.Operators;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
 /**
- * One wait for a word of registered memory to change ({@link Watches} has the rules): its own
- * {@code Mono}, its first subscriber's {@code Subscription}, its entry in the loop's array, and the
- * hand-off task that puts it there. A later subscription gets a fresh copy, as {@code HandOff}'s.
+ * One wait for a word of registered memory to change ({@link Watches} has the rules): a
+ * {@link HandOff.Handle} (its own {@code Mono}, its first subscriber's {@code Subscription}), its
+ * entry in the loop's array, and the hand-off task that puts it there.
  *
  * <p>The buffer reference it takes at subscription has exactly one owner at a time, who releases
- * it: the subscription until the subscriber requests; then the requesting thread, until it hands
- * the watch to the loop ({@link Watches#add}); from then on the loop, which releases it as it takes
- * the watch out of its array, after its last read of the word. So a canceller never releases
- * memory the loop may be reading.
+ * it: the subscription until the subscriber requests (a cancel or an invalid request before that
+ * releases it: {@link #abandoned}); then the requesting thread, until it hands the watch to the
+ * loop ({@link Watches#add}); from then on the loop, which releases it as it takes the watch out
+ * of its array, after its last read of the word. So a canceller never releases memory the loop
+ * may be reading: {@link #unregister} leaves the reference where it is.
  *
  * @param <T> {@code Long} for an 8-byte word, {@code Byte} for a byte
  */
-final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
+final class WordWatch<T> extends HandOff.Handle<T> implements Runnable {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.loop");
-    private static final VarHandle STATE;
     /**
      * Acquire reads ({@code getAcquire}): the NIC writes the word by DMA, outside the Java memory
      * model, so a plain read may be hoisted out of the polling loop by the JIT and never see the
@@ -38,17 +34,6 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
      */
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle BYTE = ValueLayout.JAVA_BYTE.varHandle();
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(WordWatch.class, "state", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
-
-    /** Not subscribed yet; then subscribed (buffer retained), requested (watching), done, cancelled. */
-    static final int FRESH = -1, NEW = 0, WATCHING = 1, DONE = 2, CANCELLED = 3;
 
     final Watches watches;
     final Watches.Owner owner;
@@ -59,11 +44,9 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
     /** The value the word must differ from (a byte sign-extended). */
     final long expected;
     final long timeoutNanos;
-    private volatile int state = FRESH;
     /** Set when requested, before the hand-off; read by the loop only after it. */
     long deadline;
     private @Nullable MemorySegment segment;
-    private @Nullable CoreSubscriber<? super T> actual;
 
     WordWatch(Watches watches, Watches.Owner owner, RegisteredBuffer buffer, long offset, int width, long expected, long timeoutNanos) {
         this.watches = watches;
@@ -76,36 +59,20 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
     }
 
     @Override
-    public void subscribe(CoreSubscriber<? super T> actual) {
-        if (!STATE.compareAndSet(this, FRESH, NEW)) {
-            new WordWatch<T>(watches, owner, buffer, offset, width, expected, timeoutNanos).subscribe(actual);
-            return;
-        }
-        if (!buffer.tryRetain()) {
-            state = DONE;
-            Operators.error(actual, new IllegalStateException("the watched buffer was already returned to its pool: " + buffer));
-            return;
-        }
-        this.segment = buffer.segment();
-        this.actual = actual;
-        actual.onSubscribe(this);
+    protected WordWatch<T> fresh() {
+        return new WordWatch<>(watches, owner, buffer, offset, width, expected, timeoutNanos);
     }
 
     @Override
-    public void request(long n) {
-        if (!Operators.validate(n)) {
-            CoreSubscriber<? super T> a = actual;
-            if (a == null) return;
-            Throwable error = Operators.onOperatorError(new IllegalArgumentException("request must be positive: " + n), a.currentContext());
-            if (STATE.compareAndSet(this, NEW, WATCHING)) buffer.release();  // never watched: this thread owns the reference
-            fail(error);
-            return;
-        }
-        if (STATE.compareAndSet(this, NEW, WATCHING)) start();
+    protected @Nullable Throwable subscribed() {
+        if (!buffer.tryRetain()) return new IllegalStateException("the watched buffer was already returned to its pool: " + buffer);
+        segment = buffer.segment();
+        return null;
     }
 
     /** The requesting thread owns the buffer reference until it hands the watch to the loop. */
-    private void start() {
+    @Override
+    protected void register() {
         long v = read();
         if (v != expected) {
             buffer.release();
@@ -119,21 +86,25 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
         }
     }
 
+    /** Whoever owns the reference now (the requesting thread, or the loop on its next pass) takes the watch out and releases it. */
+    @Override
+    protected void unregister() {
+    }
+
+    /** Never requested: the subscription owned the reference. */
+    @Override
+    protected void abandoned() {
+        buffer.release();
+    }
+
     /** The hand-off, on the loop thread. */
     @Override
     public void run() {
         watches.addHere(this);
     }
 
-    @Override
-    public void cancel() {
-        int s = (int) STATE.getAndSet(this, CANCELLED);
-        if (s == NEW) buffer.release();          // never requested: the subscription owned it
-        else if (s == DONE) state = DONE;         // too late; WATCHING: whoever owns the reference releases it
-    }
-
     boolean isWatching() {
-        return state == WATCHING;
+        return isRegistered();
     }
 
     /** The word now, sign-extended for a byte. Allocates nothing. */
@@ -144,22 +115,18 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
     /** Emits {@code value} and completes, unless it ended already. */
     @SuppressWarnings("unchecked")
     void changed(long value) {
-        CoreSubscriber<? super T> a = end();
-        if (a == null) return;
         try {
-            a.onNext((T) (width == 8 ? (Object) Long.valueOf(value) : (Object) Byte.valueOf((byte) value)));
-            a.onComplete();
+            offer((T) (width == 8 ? (Object) Long.valueOf(value) : (Object) Byte.valueOf((byte) value)));
         } catch (Throwable t) {
             thrown(t);
         }
     }
 
     /** Fails it, unless it ended already. */
-    void fail(Throwable error) {
-        CoreSubscriber<? super T> a = end();
-        if (a == null) return;
+    @Override
+    public void fail(Throwable error) {
         try {
-            a.onError(error);
+            super.fail(error);
         } catch (Throwable t) {
             thrown(t);
         }
@@ -169,14 +136,6 @@ final class WordWatch<T> extends Mono<T> implements Subscription, Runnable {
     private void thrown(Throwable t) {
         Exceptions.throwIfJvmFatal(t);
         LOG.error("a subscriber of a one-sided wait on " + owner.description() + " threw from its signal", t);
-    }
-
-    private @Nullable CoreSubscriber<? super T> end() {
-        int s = state;
-        if ((s != NEW && s != WATCHING) || !STATE.compareAndSet(this, s, DONE)) return null;
-        CoreSubscriber<? super T> a = actual;
-        actual = null;  // the subscriber may keep the watch; it need not keep the subscriber
-        return a;
     }
 
     /** For the timeout's message. */

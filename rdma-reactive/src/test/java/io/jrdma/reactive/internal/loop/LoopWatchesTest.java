@@ -25,7 +25,8 @@ import org.junit.jupiter.api.Timeout;
  * One-sided waits on a real loop thread, without a device: a loop with no connection is an EVENT
  * loop that sleeps 5 s at a time, so what these tests see within a second or two is the loop's
  * own wiring of {@link Watches} (the hand-off's wake-up, the 1 ms cap on its sleep while waits are
- * pending, the deadline checks, the failure of the waits as it stops).
+ * pending, the deadline checks, the failure of a closing connection's waits as its drain starts,
+ * and of every wait as the loop stops).
  */
 @Timeout(60)
 class LoopWatchesTest {
@@ -36,22 +37,7 @@ class LoopWatchesTest {
     private final BufferPool pool = MemoryInternals.get().pool(arena.allocate(4 * 64, 64), 0x11, 0x22, 64, 4, () -> { });
     private final LoopGroup group = new LoopGroup("watch-test", 1, true);
     private final Loop loop = group.loops().getFirst();
-    private final Watches.Owner owner = new Watches.Owner() {
-        @Override
-        public boolean isClosing() {
-            return false;
-        }
-
-        @Override
-        public RuntimeException closedError() {
-            return new ConnectionException.Closed("test connection closed");
-        }
-
-        @Override
-        public String description() {
-            return "test connection";
-        }
-    };
+    private final TestConnection owner = new TestConnection("test connection");
 
     @AfterEach
     void tearDown() {
@@ -110,6 +96,28 @@ class LoopWatchesTest {
         assertEquals(1, buf.refCount());
         CompletableFuture<Long> later = loop.watches().word(owner, buf, 0, 0, LONG).toFuture();
         assertInstanceOf(ConnectionException.Closed.class, assertThrows(later).getCause(), "a wait after the loop stopped");
+        buf.release();
+    }
+
+    @Test
+    void aDrainingConnectionsWaitsFailAsItsDrainStartsAndNoOtherConnectionsDo() throws Exception {
+        RegisteredBuffer buf = pool.tryAcquire();
+        buf.segment().fill((byte) 0);
+        TestConnection closing = new TestConnection("the draining connection");
+        CompletableFuture<Long> mine = loop.watches().word(closing, buf, 0, 0, LONG).toFuture();
+        CompletableFuture<Byte> mineToo = loop.watches().oneByte(closing, buf, 16, (byte) 0, LONG).toFuture();
+        CompletableFuture<Long> other = loop.watches().word(owner, buf, 8, 0, LONG).toFuture();
+        assertEquals(4, buf.refCount());
+        closing.closing = true;
+        loop.drain(closing);  // what a close queues: the waits fail in the drain's task, with no task of their own
+        assertInstanceOf(ConnectionException.Closed.class, assertThrows(mine).getCause());
+        assertInstanceOf(ConnectionException.Closed.class, assertThrows(mineToo).getCause());
+        await(() -> closing.destroyed, "drained and destroyed");
+        assertEquals(2, buf.refCount(), "released as they failed");
+        assertTrue(!other.isDone(), "another connection's wait goes on");
+        buf.segment().set(ValueLayout.JAVA_LONG, 8, 5L);
+        assertEquals(5L, other.get(PROMPT_MS, TimeUnit.MILLISECONDS));
+        await(() -> buf.refCount() == 1, "the loop released the buffer");
         buf.release();
     }
 

@@ -43,38 +43,14 @@ class WatchesTest {
     private final Queue<Runnable> tasks = new ArrayDeque<>();
     private boolean onLoop;
     private final Watches watches = Watches.forTest(tasks::add, () -> onLoop, clock::get);
-    private final Owner a = new Owner("connection A");
-    private final Owner b = new Owner("connection B");
+    private final TestConnection a = new TestConnection("connection A");
+    private final TestConnection b = new TestConnection("connection B");
     private final List<Disposable> subscriptions = new ArrayList<>();
 
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
         arena.close();
-    }
-
-    private static final class Owner implements Watches.Owner {
-        private final String name;
-        volatile boolean closing;
-
-        Owner(String name) {
-            this.name = name;
-        }
-
-        @Override
-        public boolean isClosing() {
-            return closing;
-        }
-
-        @Override
-        public RuntimeException closedError() {
-            return new ConnectionException.Closed(name + " closed locally");
-        }
-
-        @Override
-        public String description() {
-            return name;
-        }
     }
 
     /** One pass of the loop: the hand-offs that are there, then a look at every word. */
@@ -164,6 +140,52 @@ class WatchesTest {
         subscription[0].cancel();
         assertEquals(1, buf.refCount());
         buf.release();
+    }
+
+    @Test
+    void anInvalidRequestFailsTheWaitAndItsBufferIsReleasedBeforeOrAfterItWasRegistered() {
+        RegisteredBuffer buf = buffer();
+        List<Object> early = new ArrayList<>();
+        requesting(watches.word(a, buf, 0, 0, TIMEOUT), 0, early);
+        assertInstanceOf(IllegalArgumentException.class, early.getFirst());
+        assertTrue(tasks.isEmpty(), "never handed to the loop");
+        assertEquals(1, buf.refCount(), "the subscription's reference went back");
+        List<Object> late = new ArrayList<>();
+        Subscription subscription = requesting(watches.word(a, buf, 0, 0, TIMEOUT), 1, late);
+        pass();
+        assertEquals(1, watches.registered());
+        subscription.request(-1);
+        assertInstanceOf(IllegalArgumentException.class, late.getFirst());
+        assertEquals(2, buf.refCount(), "the loop owns the reference until it takes the wait out");
+        write(buf, 0, 5);
+        assertEquals(0, pass());
+        assertEquals(0, watches.registered());
+        assertEquals(1, buf.refCount());
+        assertEquals(1, late.size(), "nothing after the error");
+        buf.release();
+    }
+
+    /** Subscribes to {@code wait} with a first request of {@code n} (valid or not); its signals go to {@code signals}. */
+    private static Subscription requesting(Mono<Long> wait, long n, List<Object> signals) {
+        Subscription[] subscription = new Subscription[1];
+        wait.subscribe(new BaseSubscriber<Long>() {
+            @Override
+            protected void hookOnSubscribe(Subscription s) {
+                subscription[0] = s;
+                s.request(n);
+            }
+
+            @Override
+            protected void hookOnNext(Long value) {
+                signals.add(value);
+            }
+
+            @Override
+            protected void hookOnError(Throwable t) {
+                signals.add(t);
+            }
+        });
+        return subscription[0];
     }
 
     @Test
@@ -349,13 +371,19 @@ class WatchesTest {
     }
 
     @Test
-    void aMonoSubscribedTwiceWaitsTwice() {
+    void aMonoSubscribedTwiceWaitsTwiceAndACancelledThirdSubscriptionEndsOnlyItself() {
         RegisteredBuffer buf = buffer();
         Mono<Long> wait = watches.word(a, buf, 0, 0, TIMEOUT);
         List<Object> one = subscribe(wait);
         List<Object> two = subscribe(wait);
+        Disposable three = wait.subscribe();
+        pass();
+        assertEquals(3, watches.registered());
+        assertEquals(4, buf.refCount(), "a reference each");
+        three.dispose();
         pass();
         assertEquals(2, watches.registered());
+        assertEquals(3, buf.refCount());
         write(buf, 0, 3);
         assertEquals(2, pass());
         assertEquals(List.of(3L, "complete"), one);
