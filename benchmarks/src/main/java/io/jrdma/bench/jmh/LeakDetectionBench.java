@@ -45,6 +45,10 @@ public class LeakDetectionBench {
     @Param({"OFF", "SAMPLED", "EVERY"})
     public LeakDetectionLevel level;
 
+    /** At SAMPLED; {@code -p samplingInterval=2147483647} leaves the untracked path alone. */
+    @Param("128")
+    public int samplingInterval;
+
     private final Arena arena = Arena.ofShared();
     private final BufferPool pool = MEMORY.pool(arena.allocate(64, 64), 0x11, 0x22, 64, 1, () -> { });
     private final Runnable onRelease = () -> { };
@@ -52,7 +56,7 @@ public class LeakDetectionBench {
     @Setup(Level.Trial)
     public void setLevel() {
         LeakDetection.setLevel(level);
-        LeakDetection.setSamplingInterval(128);
+        LeakDetection.setSamplingInterval(samplingInterval);
     }
 
     @TearDown(Level.Trial)
