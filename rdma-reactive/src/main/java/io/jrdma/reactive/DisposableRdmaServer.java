@@ -122,7 +122,8 @@ public final class DisposableRdmaServer extends AbstractRdmaDisposable {
      */
     public Flux<RdmaConnection> connections() {
         Leaks.Site site = Leaks.streamSite("DisposableRdmaServer.connections()");
-        return Flux.defer(() -> accept(site != null && Leaks.sample() ? site : null)).repeat().onErrorComplete(ConnectionException.Closed.class::isInstance);
+        return Flux.defer(() -> accept(site != null && Leaks.sample() ? site : null)).repeat()
+                .onErrorComplete(ConnectionException.Closed.class::isInstance);
     }
 
     /**

@@ -11,8 +11,9 @@ import reactor.core.Disposable;
  * closed or released, with the stack of the call that created it (for a pool, at
  * {@link LeakDetectionLevel#EVERY}, also where each buffer it never got back was acquired). How many
  * objects it follows is its {@linkplain LeakDetectionLevel level}: by default one in 128
- * ({@link LeakDetectionLevel#SAMPLED}), cheap enough for production; {@code -Djrdma.leakDetection=off|sampled|every} ({@code false}, {@code true}: off,
- * every) and {@code -Djrdma.leakDetection.samplingInterval=N} at start-up, or {@link #setLevel} and
+ * ({@link LeakDetectionLevel#SAMPLED}), cheap enough for production. Set at start-up with
+ * {@code -Djrdma.leakDetection=off|sampled|every} ({@code false} and {@code true}: off and every)
+ * and {@code -Djrdma.leakDetection.samplingInterval=N}, or with {@link #setLevel} and
  * {@link #setSamplingInterval}. The test kit rdma-test tracks every object ({@link #enable()}) in
  * each {@code @RdmaTest} and fails a test that leaks.
  *
@@ -29,8 +30,8 @@ import reactor.core.Disposable;
  * <li>a pool from {@link io.jrdma.reactive.memory.MemoryDomain#createPool} or
  *     {@link io.jrdma.reactive.memory.BufferPool#create}, until closed with every buffer back
  *     (its memory deregistered); the report counts the buffers still out and, at EVERY, names where
- *     each was acquired. A
- *     region from {@link io.jrdma.reactive.memory.MemoryDomain#register}, until released.</li>
+ *     each was acquired. A region from {@link io.jrdma.reactive.memory.MemoryDomain#register},
+ *     until released.</li>
  * </ul>
  * What happens to the native resources of a leaked object: <b>a leaked connection or pool keeps
  * them</b> until the process exits. Closing a connection or deregistering a pool nobody can
