@@ -82,14 +82,14 @@ public final class RdmaConnection implements RdmaDisposable {
 
     private final ConnectionCore core;
     private final ConnectionConfig config;
-    private volatile Leaks.@Nullable Tracker leak;  // only with leak detection on, once handed to the application
+    private volatile Leaks.@Nullable Tracker leak;  // only when leak detection tracks it, once handed to the application
 
     RdmaConnection(ConnectionCore core) {
         this.core = core;
         this.config = core.config();
     }
 
-    /** Leak detection: handed to the application by the API call at {@code site} (null: detection is off). */
+    /** Leak detection: handed to the application by the API call at {@code site} (null: not tracked). */
     RdmaConnection tracked(Leaks.@Nullable Site site) {
         if (site != null && leak == null) leak = new ConnectionLeak(this, site);
         return this;
@@ -102,7 +102,7 @@ public final class RdmaConnection implements RdmaDisposable {
     }
 
     /**
-     * With leak detection on, {@code p} holds this connection while subscribed: a caller that
+     * With this connection tracked, {@code p} holds this connection while subscribed: a caller that
      * dropped the connection but still waits on its closure, completions or next message (and may
      * close it later) is no leak, although the JIT may let the variable go.
      */
@@ -484,7 +484,7 @@ public final class RdmaConnection implements RdmaDisposable {
         return Leaks.enabled() ? receive(Leaks.site("RdmaConnection.receive()")) : core.receive();
     }
 
-    /** With leak detection on, tracks the message from its delivery, as received at {@code site}. */
+    /** Tracks the message from its delivery, as received at {@code site} (null: not tracked). */
     private Mono<ReceivedMessage> receive(Leaks.@Nullable Site site) {
         if (site == null) return core.receive();
         String connection = toString();
@@ -492,7 +492,7 @@ public final class RdmaConnection implements RdmaDisposable {
     }
 
     private void tracked(ReceivedMessage m, Leaks.Site site, String connection) {
-        MemoryInternals.get().track(m, site, connection);
+        if (Leaks.sample()) MemoryInternals.get().track(m, site, connection);
         Reference.reachabilityFence(this);
     }
 
@@ -507,7 +507,7 @@ public final class RdmaConnection implements RdmaDisposable {
      * @return the messages in arrival order, each owned by the subscriber until it releases it
      */
     public Flux<ReceivedMessage> receives() {
-        Leaks.Site site = Leaks.site("RdmaConnection.receives()");
+        Leaks.Site site = Leaks.streamSite("RdmaConnection.receives()");
         @Nullable Consumer<ReceivedMessage> track = null;
         if (site != null) {
             String connection = toString();

@@ -22,8 +22,8 @@ import reactor.core.Disposable;
  * The extension behind {@link RdmaTest}: finds the devices before each test (failing, or with the
  * opt-in skipping, where there are none), resolves the parameters from one {@link RdmaLab} per
  * test, and after the test closes everything and fails it if anything leaked: what the lab still
- * holds, and what jrdma's {@link LeakDetection} (turned on for every test, unless
- * {@code -Djrdma.leakDetection=false}) reports once the test's objects are unreachable.
+ * holds, and what jrdma's {@link LeakDetection} (tracking every object in every test, unless
+ * {@code -Djrdma.leakDetection=off} or {@code false}) reports once the test's objects are unreachable.
  */
 public final class RdmaLabExtension implements BeforeEachCallback, AfterEachCallback, ParameterResolver {
     private static final ExtensionContext.Namespace NAMESPACE = ExtensionContext.Namespace.create(RdmaLabExtension.class);
@@ -36,8 +36,9 @@ public final class RdmaLabExtension implements BeforeEachCallback, AfterEachCall
 
     @Override
     public void beforeEach(ExtensionContext context) {
-        if (!"false".equalsIgnoreCase(System.getProperty(LeakDetection.PROPERTY))) {
-            LeakDetection.enable();
+        String level = System.getProperty(LeakDetection.PROPERTY, "");
+        if (!level.equalsIgnoreCase("false") && !level.equalsIgnoreCase("off")) {
+            LeakDetection.enable();  // EVERY: a test's one dropped object must not escape a sample
             Reports reports = new Reports();
             reports.listening = LeakDetection.onLeak(reports.found::add);
             context.getStore(NAMESPACE).put(Reports.class, reports);
@@ -77,7 +78,7 @@ public final class RdmaLabExtension implements BeforeEachCallback, AfterEachCall
         // rdma_cm thread had in hand; one CI run missed a dropped connection with a single pass
         if (!LeakDetection.detectNow(DETECTION_TIMEOUT) || !LeakDetection.detectNow(DETECTION_TIMEOUT)) {
             leaks.add("leak detection could not finish: the garbage collector did not run within " + DETECTION_TIMEOUT
-                    + " (-XX:+DisableExplicitGC? -D" + LeakDetection.PROPERTY + "=false turns detection off)");
+                    + " (-XX:+DisableExplicitGC? -D" + LeakDetection.PROPERTY + "=off turns detection off)");
         }
     }
 

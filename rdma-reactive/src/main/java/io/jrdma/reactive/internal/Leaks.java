@@ -1,14 +1,18 @@
 package io.jrdma.reactive.internal;
 
+import io.jrdma.reactive.LeakDetectionLevel;
 import io.jrdma.reactive.LeakReport;
 import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -23,18 +27,23 @@ import reactor.util.Loggers;
  * unreachable first is dequeued by the detector's one thread, which asks it what leaked, logs the
  * answer once on {@code io.jrdma.reactive.leak} at ERROR and hands it to the listeners.
  *
- * <p>Off unless {@code -Djrdma.leakDetection=true} or {@link #enable()}: then {@link #site} returns
- * null, nothing is tracked, and the tracked types pay one branch on a null field.
+ * <p>At {@link LeakDetectionLevel#OFF} {@link #site} returns null, nothing is tracked, and the tracked
+ * types pay one branch on a null field. At {@link LeakDetectionLevel#SAMPLED} (the default) it returns
+ * a site for one call in {@link #samplingInterval()}, picked by {@link ThreadLocalRandom}, and null,
+ * having allocated nothing, for the others; at {@link LeakDetectionLevel#EVERY} always.
  */
 public final class Leaks {
     public static final String PROPERTY = "jrdma.leakDetection";
+    public static final String INTERVAL_PROPERTY = "jrdma.leakDetection.samplingInterval";
+    public static final int DEFAULT_INTERVAL = 128;
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.leak");
     /** Frames a report prints from the creation site; a JUnit or Reactor stack below them says nothing more. */
     private static final int MAX_FRAMES = 24;
     private static final List<String> LIBRARY_FRAMES = List.of("io.jrdma.reactive.memory.BufferPool", "io.jrdma.reactive.memory.RegisteredBuffer",
             "io.jrdma.reactive.internal.", "io.jrdma.reactive.RdmaConnection", "reactor.", "java.", "jdk.");
 
-    private static volatile boolean enabled = Boolean.parseBoolean(System.getProperty(PROPERTY, "false"));
+    private static volatile LeakDetectionLevel level = level(System.getProperty(PROPERTY));
+    private static volatile int interval = interval(System.getProperty(INTERVAL_PROPERTY));
     private static final ReferenceQueue<Object> QUEUE = new ReferenceQueue<>();
     /** Keeps every open tracker reachable until its object is closed or found leaked. */
     private static final Set<Tracker> LIVE = ConcurrentHashMap.newKeySet();
@@ -44,17 +53,84 @@ public final class Leaks {
     private Leaks() {
     }
 
+    /** The level {@code value} of {@link #PROPERTY} names; true and false, from before levels, are EVERY and OFF. */
+    static LeakDetectionLevel level(@Nullable String value) {
+        if (value == null) return LeakDetectionLevel.SAMPLED;
+        return switch (value.trim().toLowerCase(Locale.ROOT)) {
+            case "false", "off" -> LeakDetectionLevel.OFF;
+            case "sampled" -> LeakDetectionLevel.SAMPLED;
+            case "true", "every" -> LeakDetectionLevel.EVERY;
+            default -> {
+                LOG.warn("-D" + PROPERTY + "=" + value + " is none of off, sampled, every (or false, true): leak detection stays sampled");
+                yield LeakDetectionLevel.SAMPLED;
+            }
+        };
+    }
+
+    static int interval(@Nullable String value) {
+        if (value == null) return DEFAULT_INTERVAL;
+        try {
+            return checkInterval(Integer.parseInt(value.trim()));
+        } catch (IllegalArgumentException e) {
+            LOG.warn("-D" + INTERVAL_PROPERTY + "=" + value + " is no positive number: one object in " + DEFAULT_INTERVAL + " is sampled");
+            return DEFAULT_INTERVAL;
+        }
+    }
+
+    private static int checkInterval(int n) {
+        if (n < 1) throw new IllegalArgumentException("a sampling interval is positive: " + n);
+        return n;
+    }
+
+    public static LeakDetectionLevel level() {
+        return level;
+    }
+
+    public static void setLevel(LeakDetectionLevel l) {
+        level = Objects.requireNonNull(l, "level");
+    }
+
+    public static int samplingInterval() {
+        return interval;
+    }
+
+    public static void setSamplingInterval(int n) {
+        interval = checkInterval(n);
+    }
+
     public static boolean enabled() {
-        return enabled;
+        return level != LeakDetectionLevel.OFF;
     }
 
     public static void enable() {
-        enabled = true;
+        level = LeakDetectionLevel.EVERY;
     }
 
-    /** The stack of the call handing a resource to the application, {@code what} naming it; null when detection is off. */
+    /** Whether to track the next object: always at EVERY, one call in {@link #samplingInterval()} at SAMPLED, never at OFF. */
+    public static boolean sample() {
+        LeakDetectionLevel l = level;
+        return l == LeakDetectionLevel.EVERY || l == LeakDetectionLevel.SAMPLED && ThreadLocalRandom.current().nextInt(interval) == 0;
+    }
+
+    /**
+     * The stack of the call handing a resource to the application, {@code what} naming it; null when
+     * the resource is not to be tracked (see {@link #sample()}): then nothing was allocated.
+     */
     public static @Nullable Site site(String what) {
-        return enabled ? new Site(what) : null;
+        return sample() ? new Site(what) : null;
+    }
+
+    /**
+     * The stack of a call handing out a stream of resources, such as {@code receives()}: taken once,
+     * unless detection is off; each resource it delivers is then tracked if {@link #sample()} says so.
+     */
+    public static @Nullable Site streamSite(String what) {
+        return enabled() ? new Site(what) : null;
+    }
+
+    /** Whether a pool tracked from now on records where each of its buffers is acquired (a stack per acquire). */
+    public static boolean recordsAcquisitions() {
+        return level == LeakDetectionLevel.EVERY;
     }
 
     /** Where a tracked object was created, for its report. Never thrown. */
@@ -116,13 +192,18 @@ public final class Leaks {
          */
         protected abstract @Nullable Leak leaked();
 
-        final Site site() {
+        public final Site site() {
             return site;
         }
     }
 
     /** What a tracker found: {@code resource} (its description), {@code problem}, and {@code outcome} for its native resources. */
     public record Leak(String resource, String problem, String outcome) {
+    }
+
+    /** {@return the trackers open now: for tests proving what a level tracks} */
+    public static int tracking() {
+        return LIVE.size();
     }
 
     public static Runnable onLeak(Consumer<? super LeakReport> listener) {

@@ -45,7 +45,7 @@ public final class BufferPool implements AutoCloseable {
     private boolean released;
     /** Takes a buffer whose last reference went, before it reaches the free list (a receive queue re-posting it). */
     private volatile Predicate<RegisteredBuffer> reclaimer;
-    private volatile @Nullable PoolLeak leak;  // only with leak detection on, for pools the application created
+    private volatile @Nullable PoolLeak leak;  // only when leak detection tracks it, for pools the application created
     /** Whether a peer may READ the buffers (registered with REMOTE_READ): a large message's source need not be copied. */
     private volatile boolean remoteRead;  // set once, right after registration
 
@@ -221,7 +221,7 @@ public final class BufferPool implements AutoCloseable {
     private void acquired(RegisteredBuffer b) {
         b.acquired();
         PoolLeak l = leak;
-        if (l != null) l.acquiredAt.set(b.index(), new Leaks.Site("acquiring a buffer"));
+        if (l != null) l.acquiredAt.set(b.index(), l.acquisitionSites ? new Leaks.Site("acquiring a buffer") : l.site());
     }
 
     private void releaseRegion() {
@@ -298,7 +298,9 @@ public final class BufferPool implements AutoCloseable {
         private final String description;
         private final long bytes;
         private final boolean region;
-        final AtomicReferenceArray<Leaks.@Nullable Site> acquiredAt;  // a buffer out: where it was acquired
+        final AtomicReferenceArray<Leaks.@Nullable Site> acquiredAt;  // a buffer out: where it was acquired, or the pool's site
+        /** At EVERY only: a stack per acquire would make a sampled pool's every acquire costly. */
+        final boolean acquisitionSites = Leaks.recordsAcquisitions();
         volatile boolean closed;
 
         PoolLeak(BufferPool pool, Leaks.Site site, boolean region) {
@@ -319,8 +321,9 @@ public final class BufferPool implements AutoCloseable {
                 Leaks.Site s = acquiredAt.get(i);
                 if (s != null) out.add(s.caller());
             }
-            String buffers = out.isEmpty() ? "" : ", " + out.size() + " of its " + acquiredAt.length() + " buffers not released ("
-                    + "acquired at " + String.join(", ", out.subList(0, Math.min(3, out.size()))) + (out.size() > 3 ? ", ..." : "") + ")";
+            String where = !acquisitionSites ? "where, -D" + Leaks.PROPERTY + "=every records"
+                    : "acquired at " + String.join(", ", out.subList(0, Math.min(3, out.size()))) + (out.size() > 3 ? ", ..." : "");
+            String buffers = out.isEmpty() ? "" : ", " + out.size() + " of its " + acquiredAt.length() + " buffers not released (" + where + ")";
             return new Leaks.Leak(description, (closed ? "was closed but became unreachable" : "became unreachable without being closed")
                     + buffers, outcome);
         }

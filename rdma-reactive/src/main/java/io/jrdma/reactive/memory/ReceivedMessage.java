@@ -30,7 +30,7 @@ public final class ReceivedMessage implements AutoCloseable {
 
     private volatile boolean released;  // a field, not an AtomicBoolean: one object per message
     private final Runnable onRelease;
-    private volatile @Nullable MessageLeak leak;  // only with leak detection on
+    private volatile @Nullable MessageLeak leak;  // only when leak detection tracks it
 
     ReceivedMessage(RegisteredBuffer buffer, int length, boolean hasImmediate, int immediate, Runnable onRelease) {
         this.buffer = buffer;

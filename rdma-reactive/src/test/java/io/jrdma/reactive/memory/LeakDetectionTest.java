@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.reactive.LeakDetection;
+import io.jrdma.reactive.LeakDetectionLevel;
 import io.jrdma.reactive.LeakReport;
 import io.jrdma.reactive.internal.Leaks;
 import io.jrdma.reactive.internal.MemoryInternals;
 import java.lang.foreign.Arena;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -58,6 +60,12 @@ class LeakDetectionTest {
         LeakDetection.enable();
     }
 
+    @AfterEach
+    void everyAgain() {
+        LeakDetection.enable();
+        LeakDetection.setSamplingInterval(128);
+    }
+
     @BeforeEach
     void listen() {
         listening = LeakDetection.onLeak(reports::add);
@@ -79,6 +87,14 @@ class LeakDetectionTest {
     private BufferPool trackedPool(String createdBy) {
         BufferPool p = pool();
         MEMORY.track(p, new Leaks.Site(createdBy), false);
+        return p;
+    }
+
+    /** What MemoryDomain.createPool does, at whatever level is set. */
+    private BufferPool createPool() {
+        Leaks.Site site = Leaks.site("MemoryDomain.createPool(...)");
+        BufferPool p = pool();
+        if (site != null) MEMORY.track(p, site, false);
         return p;
     }
 
@@ -200,5 +216,71 @@ class LeakDetectionTest {
         ReceivedMessage m = MEMORY.message(b, 5, false, 0, releases::incrementAndGet);
         MEMORY.track(m, new Leaks.Site("RdmaConnection.receive() in " + site), "RdmaConnection[a test]");
         return m;
+    }
+
+    // ------------------------------------------------------------------------------ levels
+
+    @Test
+    void offTracksNoPoolAndReportsNone() {
+        LeakDetection.setLevel(LeakDetectionLevel.OFF);
+        assertTrue(LeakDetection.detectNow(DETECT));
+        int open = Leaks.tracking();
+        List<BufferPool> kept = new ArrayList<>();
+        for (int i = 0; i < 100; i++) kept.add(createPool());
+        assertTrue(Leaks.tracking() <= open, "no tracker made");
+        kept.clear();
+        dropPoolsAtOff();
+        assertEquals(List.of(), reportsFrom("dropPoolsAtOff"));
+    }
+
+    private void dropPoolsAtOff() {
+        for (int i = 0; i < 10; i++) createPool().tryAcquire().release();
+    }
+
+    @Test
+    void everyReportsEveryDroppedPoolWithItsSiteAndWhereItsBuffersWereAcquired() {
+        LeakDetection.setLevel(LeakDetectionLevel.EVERY);
+        dropPoolsAtEvery();
+        List<LeakReport> found = reportsFrom("dropPoolsAtEvery");
+        assertEquals(10, found.size(), () -> "ten reports: " + reports);
+        for (LeakReport r : found) {
+            assertEquals("MemoryDomain.createPool(...)", r.createdBy());
+            assertTrue(r.problem().startsWith("became unreachable without being closed, 1 of its 2 buffers not released (acquired at "
+                    + LeakDetectionTest.class.getName() + ".acquireAndKeep("), r.problem());
+        }
+    }
+
+    private void dropPoolsAtEvery() {
+        for (int i = 0; i < 10; i++) acquireAndKeep(createPool());
+    }
+
+    @Test
+    void sampledReportsATrackedPoolWithItsSiteButNoStackPerAcquire() {
+        LeakDetection.setLevel(LeakDetectionLevel.SAMPLED);
+        LeakDetection.setSamplingInterval(1);  // every pool sampled: the test must not depend on chance
+        dropASampledPool();
+        List<LeakReport> found = reportsFrom("dropASampledPool");
+        assertEquals(1, found.size(), () -> "one report: " + reports);
+        assertEquals("MemoryDomain.createPool(...)", found.getFirst().createdBy());
+        assertEquals("became unreachable without being closed, 1 of its 2 buffers not released (where, -Djrdma.leakDetection=every"
+                + " records)", found.getFirst().problem());
+    }
+
+    private void dropASampledPool() {
+        acquireAndKeep(createPool());
+    }
+
+    @Test
+    void sampledTracksAboutOneObjectInTheInterval() {
+        LeakDetection.setLevel(LeakDetectionLevel.SAMPLED);
+        LeakDetection.setSamplingInterval(4);
+        dropSampledPools();
+        int found = reportsFrom("dropSampledPools").size();
+        // binomial(400, 1/4): 100 expected, standard deviation 8.7; 50..150 is over 5 of them
+        assertTrue(found > 50 && found < 150, () -> found + " of 400 pools reported, at one in 4");
+    }
+
+    private void dropSampledPools() {
+        for (int i = 0; i < 400; i++) createPool().tryAcquire().release();
     }
 }
