@@ -121,15 +121,11 @@ class StagingAndCreditsTest {
         RangeAllocator a = new RangeAllocator(1024);
         long whole = a.tryAllocate(1024);
         TimerSpy timers = new TimerSpy(() -> { });
-        List<String> outcomes = new ArrayList<>();
-        recording(outcomes).await(a, 64, 1000, timers);
+        List<String> outcomes = await64(a, timers);
         assertEquals(1, timers.scheduled.size());
         assertFalse(timers.scheduled.get(0).isDisposed());
         a.free(whole, 1024);
-        assertEquals(List.of("granted at 0"), outcomes);
-        assertTrue(timers.scheduled.get(0).isDisposed(), "a served wait must not keep its timer (and session) until the timeout");
-        timers.clock.advanceTimeBy(Duration.ofSeconds(2));
-        assertEquals(List.of("granted at 0"), outcomes);
+        assertGrantedOnceWithoutItsTimer(timers, outcomes);
     }
 
     @Test
@@ -137,12 +133,7 @@ class StagingAndCreditsTest {
         RangeAllocator a = new RangeAllocator(1024);
         long whole = a.tryAllocate(1024);
         TimerSpy timers = new TimerSpy(() -> a.free(whole, 1024));  // another thread frees memory meanwhile
-        List<String> outcomes = new ArrayList<>();
-        recording(outcomes).await(a, 64, 1000, timers);
-        assertEquals(List.of("granted at 0"), outcomes);
-        assertTrue(timers.scheduled.get(0).isDisposed());
-        timers.clock.advanceTimeBy(Duration.ofSeconds(2));
-        assertEquals(List.of("granted at 0"), outcomes);
+        assertGrantedOnceWithoutItsTimer(timers, await64(a, timers));
     }
 
     @Test
@@ -150,8 +141,7 @@ class StagingAndCreditsTest {
         RangeAllocator a = new RangeAllocator(1024);
         long whole = a.tryAllocate(1024);
         TimerSpy timers = new TimerSpy(() -> { });
-        List<String> outcomes = new ArrayList<>();
-        recording(outcomes).await(a, 64, 1000, timers);
+        List<String> outcomes = await64(a, timers);
         timers.clock.advanceTimeBy(Duration.ofMillis(999));
         assertEquals(List.of(), outcomes);
         timers.clock.advanceTimeBy(Duration.ofMillis(1));
@@ -165,14 +155,22 @@ class StagingAndCreditsTest {
     @Test
     void aStagingWaitThatFitsAtOnceSchedulesNoTimer() {
         TimerSpy timers = new TimerSpy(() -> { });
-        List<String> outcomes = new ArrayList<>();
-        recording(outcomes).await(new RangeAllocator(1024), 64, 1000, timers);
+        List<String> outcomes = await64(new RangeAllocator(1024), timers);
         assertEquals(List.of("granted at 0"), outcomes);
         assertEquals(List.of(), timers.scheduled);
     }
 
-    private static StagingWait recording(List<String> outcomes) {
-        return new StagingWait() {
+    private static void assertGrantedOnceWithoutItsTimer(TimerSpy timers, List<String> outcomes) {
+        assertEquals(List.of("granted at 0"), outcomes);
+        assertTrue(timers.scheduled.get(0).isDisposed(), "a served wait must not keep its timer (and session) until the timeout");
+        timers.clock.advanceTimeBy(Duration.ofSeconds(2));
+        assertEquals(List.of("granted at 0"), outcomes, "the timeout after the grant is no outcome");
+    }
+
+    /** Asks {@code a} for 64 bytes, for at most 1000 ms on {@code timers}; the list records how the wait ended. */
+    private static List<String> await64(RangeAllocator a, TimerSpy timers) {
+        List<String> outcomes = new ArrayList<>();
+        new StagingWait() {
             @Override
             void granted(long offset) {
                 outcomes.add("granted at " + offset);
@@ -182,7 +180,8 @@ class StagingAndCreditsTest {
             void timedOut() {
                 outcomes.add("timed out");
             }
-        };
+        }.await(a, 64, 1000, timers);
+        return outcomes;
     }
 
     /** A virtual clock that records the timers it hands back and runs {@code beforeScheduling} inside schedule(). */
