@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 import io.jrdma.ffm.abi.Native;
 import io.jrdma.ffm.abi.VerbsCalls;

@@ -2,7 +2,7 @@ package io.jrdma.ffm;
 
 import io.jrdma.ffm.abi.CmCalls;
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDevice;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -50,7 +50,7 @@ public final class CmDevices implements AutoCloseable {
             List<Context> contexts = new ArrayList<>(n);
             for (int i = 0; i < n; i++) {
                 MemorySegment ctx = entries.getAtIndex(ValueLayout.ADDRESS, i);
-                contexts.add(new Context(ctx.reinterpret(Verbs.ibv_context.byteSize()), false));
+                contexts.add(new Context(ctx.reinterpret(VerbsDevice.ibv_context.byteSize()), false));
             }
             if (n == 0) {
                 CmCalls.rdma_free_devices.invokeExact(list);

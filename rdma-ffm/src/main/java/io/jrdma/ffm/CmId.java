@@ -5,7 +5,8 @@ import static io.jrdma.ffm.abi.RdmaCma.*;
 
 import io.jrdma.ffm.abi.Native;
 import io.jrdma.ffm.abi.RdmaCma;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDevice;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -85,7 +86,7 @@ public final class CmId extends NativeResource {
             if (verbs.equals(MemorySegment.NULL)) {
                 throw new IllegalStateException("no device bound yet: resolve an address or bind to a device's address first");
             }
-            context = new Context(verbs.reinterpret(Verbs.ibv_context.byteSize()), false);
+            context = new Context(verbs.reinterpret(VerbsDevice.ibv_context.byteSize()), false);
         }
         return context;
     }
@@ -194,8 +195,8 @@ public final class CmId extends NativeResource {
     public boolean isConnectionAlive() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_qp_attr);
-            Verbs.ibv_qp_attr_qp_state.set(attr, Verbs.IBV_QPS_INIT);
+            MemorySegment attr = arena.allocate(VerbsQueuePair.ibv_qp_attr);
+            VerbsQueuePair.ibv_qp_attr_qp_state.set(attr, VerbsQueuePair.IBV_QPS_INIT);
             MemorySegment mask = arena.allocate(ValueLayout.JAVA_INT);
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) rdma_init_qp_attr.invokeExact(errno, id, attr, mask);

@@ -4,7 +4,7 @@ import static io.jrdma.ffm.abi.VerbsCalls.ibv_destroy_comp_channel;
 import static io.jrdma.ffm.abi.VerbsCalls.ibv_get_cq_event;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -39,8 +39,8 @@ public final class CompletionChannel extends NativeResource {
     CompletionChannel(Context context, MemorySegment channel, ChannelGate gate) {
         super(context);
         this.context = context;
-        this.channel = channel.reinterpret(Verbs.ibv_comp_channel.byteSize());
-        this.fd = (int) Verbs.ibv_comp_channel_fd.get(this.channel);
+        this.channel = channel.reinterpret(VerbsDataPath.ibv_comp_channel.byteSize());
+        this.fd = (int) VerbsDataPath.ibv_comp_channel_fd.get(this.channel);
         this.gate = gate;
     }
 

@@ -1,10 +1,12 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
 import static io.jrdma.ffm.abi.VerbsCalls.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
+import io.jrdma.ffm.abi.VerbsDevice;
 import java.lang.foreign.MemorySegment;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,8 +32,8 @@ public final class CompletionQueue extends NativeResource {
         super(context, channel);
         this.context = context;
         this.channel = channel;
-        this.cq = cq.reinterpret(Verbs.ibv_cq.byteSize());
-        MemorySegment ctx = ((MemorySegment) ibv_cq_context.get(this.cq)).reinterpret(Verbs.ibv_context.byteSize());
+        this.cq = cq.reinterpret(VerbsDataPath.ibv_cq.byteSize());
+        MemorySegment ctx = ((MemorySegment) ibv_cq_context.get(this.cq)).reinterpret(VerbsDevice.ibv_context.byteSize());
         this.pollCq = (MemorySegment) ibv_context_ops_poll_cq.get(ctx);
         this.reqNotifyCq = (MemorySegment) ibv_context_ops_req_notify_cq.get(ctx);
         if (channel != null) channel.attach(this);

@@ -1,10 +1,10 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
 import static io.jrdma.ffm.abi.VerbsCalls.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDevice;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -29,9 +29,9 @@ public final class Context extends NativeResource {
     private final String deviceName;
 
     Context(MemorySegment ctx, boolean owned) {
-        this.ctx = ctx.reinterpret(Verbs.ibv_context.byteSize());
+        this.ctx = ctx.reinterpret(VerbsDevice.ibv_context.byteSize());
         this.owned = owned;
-        MemorySegment device = ((MemorySegment) ibv_context_device.get(this.ctx)).reinterpret(Verbs.ibv_device.byteSize());
+        MemorySegment device = ((MemorySegment) ibv_context_device.get(this.ctx)).reinterpret(VerbsDevice.ibv_device.byteSize());
         this.deviceName = device.getString(ibv_device_name);
     }
 
@@ -63,7 +63,7 @@ public final class Context extends NativeResource {
     public DeviceAttributes queryDevice() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_device_attr);
+            MemorySegment attr = arena.allocate(VerbsDevice.ibv_device_attr);
             int rc = (int) ibv_query_device.invokeExact(ctx, attr);
             if (rc != 0) throw new VerbsException("ibv_query_device(" + deviceName + ")", rc);
             return DeviceAttributes.read(attr);
@@ -85,10 +85,10 @@ public final class Context extends NativeResource {
     public PortAttributes queryPort(int port) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_port_attr);
+            MemorySegment attr = arena.allocate(VerbsDevice.ibv_port_attr);
             MemorySegment queryPort = extendedQueryPort();
             int rc = queryPort != null
-                    ? (int) query_port.invokeExact(queryPort, ctx, (byte) port, attr, Verbs.ibv_port_attr.byteSize())
+                    ? (int) query_port.invokeExact(queryPort, ctx, (byte) port, attr, VerbsDevice.ibv_port_attr.byteSize())
                     : (int) ibv_query_port_compat.invokeExact(ctx, (byte) port, attr);
             if (rc != 0) throw new VerbsException("ibv_query_port(" + deviceName + ", port " + port + ")", rc);
             return PortAttributes.read(attr);
@@ -101,9 +101,9 @@ public final class Context extends NativeResource {
     private MemorySegment extendedQueryPort() {
         if (((MemorySegment) ibv_context_abi_compat.get(ctx)).address() != -1L) return null;  // != __VERBS_ABI_IS_EXTENDED
         MemorySegment vctx = MemorySegment.ofAddress(ctx.address() - verbs_context_context)
-                .reinterpret(Verbs.verbs_context.byteSize());
+                .reinterpret(VerbsDevice.verbs_context.byteSize());
         long sz = (long) verbs_context_sz.get(vctx);
-        if (sz < Verbs.verbs_context.byteSize() - verbs_context_query_port_offset) return null;
+        if (sz < VerbsDevice.verbs_context.byteSize() - verbs_context_query_port_offset) return null;
         MemorySegment fn = (MemorySegment) verbs_context_query_port.get(vctx);
         return fn.equals(MemorySegment.NULL) ? null : fn;
     }
@@ -120,8 +120,8 @@ public final class Context extends NativeResource {
     public Optional<Gid> queryGid(int port, int index) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment entry = arena.allocate(Verbs.ibv_gid_entry);
-            int rc = (int) _ibv_query_gid_ex.invokeExact(ctx, port, index, entry, 0, Verbs.ibv_gid_entry.byteSize());
+            MemorySegment entry = arena.allocate(VerbsDevice.ibv_gid_entry);
+            int rc = (int) _ibv_query_gid_ex.invokeExact(ctx, port, index, entry, 0, VerbsDevice.ibv_gid_entry.byteSize());
             if (rc == ENODATA || rc == -ENODATA) return Optional.empty();
             if (rc != 0) throw new VerbsException("ibv_query_gid_ex(" + deviceName + ", port " + port + ", index " + index + ")", Math.abs(rc));
             byte[] raw = entry.asSlice(ibv_gid_entry_gid, 16).toArray(ValueLayout.JAVA_BYTE);
@@ -269,7 +269,7 @@ public final class Context extends NativeResource {
         checkOpen();
         if (!Fds.awaitReadable((int) ibv_context_async_fd.get(ctx), timeout, this)) return Optional.empty();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment event = arena.allocate(Verbs.ibv_async_event);
+            MemorySegment event = arena.allocate(VerbsDevice.ibv_async_event);
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) ibv_get_async_event.invokeExact(errno, ctx, event);
             if (rc != 0) throw new VerbsException("ibv_get_async_event(" + deviceName + ")", Native.errno(errno));

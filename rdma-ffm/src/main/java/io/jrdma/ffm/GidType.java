@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 /** {@code enum ibv_gid_type}. */
 public enum GidType {

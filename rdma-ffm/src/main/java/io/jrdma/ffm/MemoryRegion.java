@@ -1,10 +1,10 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
 import static io.jrdma.ffm.abi.VerbsCalls.ibv_dereg_mr;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.jspecify.annotations.Nullable;
@@ -27,7 +27,7 @@ public final class MemoryRegion extends NativeResource {
     MemoryRegion(ProtectionDomain pd, MemorySegment mr, MemorySegment memory, @Nullable Arena ownedMemory) {
         super(pd);
         this.pd = pd;
-        this.mr = mr.reinterpret(Verbs.ibv_mr.byteSize());
+        this.mr = mr.reinterpret(VerbsDataPath.ibv_mr.byteSize());
         this.memory = memory;
         this.ownedMemory = ownedMemory;
         this.address = ((MemorySegment) ibv_mr_addr.get(this.mr)).address();

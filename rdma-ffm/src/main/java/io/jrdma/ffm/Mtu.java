@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 /** The {@code ibv_mtu} enum: path MTUs a QP can be configured with. */
 public enum Mtu {

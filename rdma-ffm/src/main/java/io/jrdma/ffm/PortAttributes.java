@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
 
 import java.lang.foreign.MemorySegment;
 

@@ -5,7 +5,8 @@ import static io.jrdma.ffm.abi.VerbsCalls.*;
 import io.jrdma.ffm.abi.Libc;
 import io.jrdma.ffm.abi.LibcCalls;
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
@@ -22,7 +23,7 @@ public final class ProtectionDomain extends NativeResource {
     ProtectionDomain(Context context, MemorySegment pd) {
         super(context);
         this.context = context;
-        this.pd = pd.reinterpret(Verbs.ibv_pd.byteSize());
+        this.pd = pd.reinterpret(VerbsDataPath.ibv_pd.byteSize());
     }
 
     /** {@return the device context the domain belongs to} */
@@ -151,16 +152,16 @@ public final class ProtectionDomain extends NativeResource {
     public SharedReceiveQueue createSharedReceiveQueue(int maxWr, int maxSge, int limit) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_srq_init_attr);
-            Verbs.ibv_srq_init_attr_attr_max_wr.set(attr, maxWr);
-            Verbs.ibv_srq_init_attr_attr_max_sge.set(attr, maxSge);
-            Verbs.ibv_srq_init_attr_attr_srq_limit.set(attr, limit);
+            MemorySegment attr = arena.allocate(VerbsQueuePair.ibv_srq_init_attr);
+            VerbsQueuePair.ibv_srq_init_attr_attr_max_wr.set(attr, maxWr);
+            VerbsQueuePair.ibv_srq_init_attr_attr_max_sge.set(attr, maxSge);
+            VerbsQueuePair.ibv_srq_init_attr_attr_srq_limit.set(attr, limit);
             MemorySegment errno = Native.errnoBuffer();
             MemorySegment srq = (MemorySegment) ibv_create_srq.invokeExact(errno, pd, attr);
             if (srq.equals(MemorySegment.NULL)) {
                 throw new VerbsException("ibv_create_srq(max_wr " + maxWr + ", max_sge " + maxSge + ")", Native.errno(errno));
             }
-            return new SharedReceiveQueue(this, srq, (int) Verbs.ibv_srq_init_attr_attr_max_wr.get(attr), maxSge);
+            return new SharedReceiveQueue(this, srq, (int) VerbsQueuePair.ibv_srq_init_attr_attr_max_wr.get(attr), maxSge);
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

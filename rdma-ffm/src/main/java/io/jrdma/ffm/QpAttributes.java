@@ -1,8 +1,9 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Set;
@@ -195,7 +196,7 @@ public final class QpAttributes {
     }
 
     MemorySegment write(Arena arena) {
-        MemorySegment a = arena.allocate(Verbs.ibv_qp_attr);
+        MemorySegment a = arena.allocate(VerbsQueuePair.ibv_qp_attr);
         if (state != null) ibv_qp_attr_qp_state.set(a, state.value);
         if (pathMtu != null) ibv_qp_attr_path_mtu.set(a, pathMtu.value);
         ibv_qp_attr_qkey.set(a, qkey);

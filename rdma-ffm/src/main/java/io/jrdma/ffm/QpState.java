@@ -1,6 +1,7 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
 /** {@code enum ibv_qp_state}: RESET → INIT → RTR → RTS, and ERR where every WR is flushed. */
 public enum QpState {

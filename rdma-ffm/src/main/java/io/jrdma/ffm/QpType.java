@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
 /** {@code enum ibv_qp_type}: reliable connected, unreliable connected, unreliable datagram. */
 public enum QpType {

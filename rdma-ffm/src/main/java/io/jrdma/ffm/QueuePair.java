@@ -1,11 +1,15 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
 import static io.jrdma.ffm.abi.VerbsCalls.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
 import io.jrdma.ffm.abi.CmCalls;
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
+import io.jrdma.ffm.abi.VerbsDevice;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -50,7 +54,7 @@ public final class QueuePair extends NativeResource {
     QueuePair(ProtectionDomain pd, QueuePairInit init, MemorySegment qp, MemorySegment grantedInit, @Nullable CmId cmOwner) {
         super(pd, init.sendCq(), init.recvCq() == init.sendCq() ? null : init.recvCq(), init.srq(), cmOwner);
         this.pd = pd;
-        this.qp = qp.reinterpret(Verbs.ibv_qp.byteSize());
+        this.qp = qp.reinterpret(VerbsQueuePair.ibv_qp.byteSize());
         this.type = QpType.of((int) ibv_qp_qp_type.get(this.qp));
         this.qpNumber = (int) ibv_qp_qp_num.get(this.qp);
         this.capabilities = new QueuePairCapabilities(
@@ -59,7 +63,7 @@ public final class QueuePair extends NativeResource {
                 (int) ibv_qp_init_attr_cap_max_send_sge.get(grantedInit),
                 (int) ibv_qp_init_attr_cap_max_recv_sge.get(grantedInit),
                 (int) ibv_qp_init_attr_cap_max_inline_data.get(grantedInit));
-        MemorySegment ctx = ((MemorySegment) ibv_qp_context.get(this.qp)).reinterpret(Verbs.ibv_context.byteSize());
+        MemorySegment ctx = ((MemorySegment) ibv_qp_context.get(this.qp)).reinterpret(VerbsDevice.ibv_context.byteSize());
         this.postSend = (MemorySegment) ibv_context_ops_post_send.get(ctx);
         this.postRecv = (MemorySegment) ibv_context_ops_post_recv.get(ctx);
         this.cmOwner = cmOwner;
@@ -140,8 +144,8 @@ public final class QueuePair extends NativeResource {
     private int query(int mask, VarHandle field) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_qp_attr);
-            MemorySegment init = arena.allocate(Verbs.ibv_qp_init_attr);
+            MemorySegment attr = arena.allocate(VerbsQueuePair.ibv_qp_attr);
+            MemorySegment init = arena.allocate(VerbsQueuePair.ibv_qp_init_attr);
             int rc = (int) ibv_query_qp.invokeExact(qp, attr, mask, init);
             if (rc != 0) throw new VerbsException("ibv_query_qp", Math.abs(rc));
             Object v = field.get(attr);
@@ -280,7 +284,7 @@ public final class QueuePair extends NativeResource {
     public long failedSendWrId() {
         MemorySegment bad = badSendWr.get(ValueLayout.ADDRESS, 0);
         if (bad.equals(MemorySegment.NULL)) return -1;
-        return (long) ibv_send_wr_wr_id.get(bad.reinterpret(Verbs.ibv_send_wr.byteSize()));
+        return (long) ibv_send_wr_wr_id.get(bad.reinterpret(VerbsDataPath.ibv_send_wr.byteSize()));
     }
 
     /**
@@ -313,7 +317,7 @@ public final class QueuePair extends NativeResource {
         MemorySegment bad = badWr.get(ValueLayout.ADDRESS, 0);
         // wr_id is the first member of both ibv_send_wr and ibv_recv_wr
         String badId = bad.equals(MemorySegment.NULL) ? "?"
-                : Long.toString((long) ibv_recv_wr_wr_id.get(bad.reinterpret(Verbs.ibv_recv_wr.byteSize())));
+                : Long.toString((long) ibv_recv_wr_wr_id.get(bad.reinterpret(VerbsDataPath.ibv_recv_wr.byteSize())));
         String what = function + "(" + target + ", bad wr_id " + badId + ")";
         return Math.abs(rc) == ENOMEM ? new QueueFullException(what, Math.abs(rc)) : new VerbsException(what, Math.abs(rc));
     }

@@ -1,8 +1,8 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Objects;
@@ -108,7 +108,7 @@ public record QueuePairInit(QpType type, CompletionQueue sendCq, CompletionQueue
     }
 
     MemorySegment write(Arena arena) {
-        MemorySegment a = arena.allocate(Verbs.ibv_qp_init_attr);
+        MemorySegment a = arena.allocate(VerbsQueuePair.ibv_qp_init_attr);
         ibv_qp_init_attr_send_cq.set(a, sendCq.handle());
         ibv_qp_init_attr_recv_cq.set(a, recvCq.handle());
         ibv_qp_init_attr_srq.set(a, srq == null ? MemorySegment.NULL : srq.handle());

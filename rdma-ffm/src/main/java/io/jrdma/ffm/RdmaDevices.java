@@ -7,7 +7,7 @@ import static io.jrdma.ffm.abi.VerbsCalls.ibv_open_device;
 
 import io.jrdma.ffm.abi.Libc;
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDevice;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -96,7 +96,7 @@ public final class RdmaDevices {
                 MemorySegment array = list.reinterpret(ValueLayout.ADDRESS.byteSize() * n);
                 List<MemorySegment> devices = new ArrayList<>(n);
                 for (int i = 0; i < n; i++) {
-                    devices.add(array.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(Verbs.ibv_device.byteSize()));
+                    devices.add(array.getAtIndex(ValueLayout.ADDRESS, i).reinterpret(VerbsDevice.ibv_device.byteSize()));
                 }
                 return body.apply(devices);
             } finally {
@@ -111,11 +111,11 @@ public final class RdmaDevices {
         try {
             long guid = Long.reverseBytes((long) ibv_get_device_guid.invokeExact(device));
             return new DeviceInfo(
-                    device.getString(Verbs.ibv_device_name),
+                    device.getString(VerbsDevice.ibv_device_name),
                     guid,
-                    (int) Verbs.ibv_device_node_type.get(device),
-                    (int) Verbs.ibv_device_transport_type.get(device),
-                    device.getString(Verbs.ibv_device_ibdev_path));
+                    (int) VerbsDevice.ibv_device_node_type.get(device),
+                    (int) VerbsDevice.ibv_device_transport_type.get(device),
+                    device.getString(VerbsDevice.ibv_device_ibdev_path));
         } catch (Throwable t) {
             throw Native.rethrow(t);
         }

@@ -1,15 +1,15 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.jspecify.annotations.Nullable;
 
 /** A reusable {@code struct ibv_recv_wr} with its SGE list, patched in place. Not thread-safe. */
 public final class ReceiveWorkRequest {
-    private static final long SGE_SIZE = Verbs.ibv_sge.byteSize();
+    private static final long SGE_SIZE = VerbsDataPath.ibv_sge.byteSize();
 
     private final MemorySegment wr;
     private final MemorySegment sges;
@@ -18,8 +18,8 @@ public final class ReceiveWorkRequest {
     private ReceiveWorkRequest(Arena arena, int maxSge) {
         if (maxSge < 1) throw new IllegalArgumentException("a WR needs at least one SGE slot");
         this.maxSge = maxSge;
-        this.wr = arena.allocate(Verbs.ibv_recv_wr);
-        this.sges = arena.allocate(Verbs.ibv_sge, maxSge);
+        this.wr = arena.allocate(VerbsDataPath.ibv_recv_wr);
+        this.sges = arena.allocate(VerbsDataPath.ibv_sge, maxSge);
         reset();
     }
 

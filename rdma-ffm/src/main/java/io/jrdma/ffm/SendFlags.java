@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
 /** {@code enum ibv_send_flags}, as int constants so they combine without allocation. */
 public final class SendFlags {

@@ -1,8 +1,8 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import org.jspecify.annotations.Nullable;
@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * }</pre>
  */
 public final class SendWorkRequest {
-    private static final long SGE_SIZE = Verbs.ibv_sge.byteSize();
+    private static final long SGE_SIZE = VerbsDataPath.ibv_sge.byteSize();
 
     private final MemorySegment wr;
     private final MemorySegment sges;
@@ -50,8 +50,8 @@ public final class SendWorkRequest {
     private SendWorkRequest(Arena arena, int maxSge) {
         if (maxSge < 1) throw new IllegalArgumentException("a WR needs at least one SGE slot");
         this.maxSge = maxSge;
-        this.wr = arena.allocate(Verbs.ibv_send_wr);
-        this.sges = arena.allocate(Verbs.ibv_sge, maxSge);
+        this.wr = arena.allocate(VerbsDataPath.ibv_send_wr);
+        this.sges = arena.allocate(VerbsDataPath.ibv_sge, maxSge);
         this.sgeAddress = new long[maxSge];
         this.sgeLength = new int[maxSge];
         this.sgeLkey = new int[maxSge];

@@ -1,10 +1,12 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
 import static io.jrdma.ffm.abi.VerbsCalls.*;
+import static io.jrdma.ffm.abi.VerbsDevice.*;
+import static io.jrdma.ffm.abi.VerbsQueuePair.*;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDevice;
+import io.jrdma.ffm.abi.VerbsQueuePair;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -25,10 +27,10 @@ public final class SharedReceiveQueue extends NativeResource {
 
     SharedReceiveQueue(ProtectionDomain pd, MemorySegment srq, int maxWr, int maxSge) {
         super(pd);
-        this.srq = srq.reinterpret(Verbs.ibv_srq.byteSize());
+        this.srq = srq.reinterpret(VerbsQueuePair.ibv_srq.byteSize());
         this.maxWr = maxWr;
         this.maxSge = maxSge;
-        MemorySegment ctx = ((MemorySegment) ibv_srq_context.get(this.srq)).reinterpret(Verbs.ibv_context.byteSize());
+        MemorySegment ctx = ((MemorySegment) ibv_srq_context.get(this.srq)).reinterpret(VerbsDevice.ibv_context.byteSize());
         this.postSrqRecv = (MemorySegment) ibv_context_ops_post_srq_recv.get(ctx);
     }
 
@@ -73,7 +75,7 @@ public final class SharedReceiveQueue extends NativeResource {
     public void armLimit(int limit) {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_srq_attr);
+            MemorySegment attr = arena.allocate(VerbsQueuePair.ibv_srq_attr);
             ibv_srq_attr_srq_limit.set(attr, limit);
             int rc = (int) ibv_modify_srq.invokeExact(srq, attr, IBV_SRQ_LIMIT);
             if (rc != 0) throw new VerbsException("ibv_modify_srq(limit " + limit + ")", Math.abs(rc));
@@ -91,7 +93,7 @@ public final class SharedReceiveQueue extends NativeResource {
     public int limit() {
         checkOpen();
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment attr = arena.allocate(Verbs.ibv_srq_attr);
+            MemorySegment attr = arena.allocate(VerbsQueuePair.ibv_srq_attr);
             int rc = (int) ibv_query_srq.invokeExact(srq, attr);
             if (rc != 0) throw new VerbsException("ibv_query_srq", Math.abs(rc));
             return (int) ibv_srq_attr_srq_limit.get(attr);

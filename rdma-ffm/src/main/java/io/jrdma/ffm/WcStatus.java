@@ -1,6 +1,6 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
 /** {@code enum ibv_wc_status}, named as in verbs.h so logs match C programs'. */
 public enum WcStatus {
@@ -56,9 +56,9 @@ public enum WcStatus {
     private static final WcStatus[] BY_VALUE = values();
 
     static {
-        // The enum's ordinals are the C values; the constants in Verbs are proven against verbs.h.
-        if (IBV_WC_REM_ACCESS_ERR.ordinal() != io.jrdma.ffm.abi.Verbs.IBV_WC_REM_ACCESS_ERR
-                || IBV_WC_TM_RNDV_INCOMPLETE.ordinal() != io.jrdma.ffm.abi.Verbs.IBV_WC_TM_RNDV_INCOMPLETE) {
+        // The enum's ordinals are the C values; the constants in VerbsDataPath are proven against verbs.h.
+        if (IBV_WC_REM_ACCESS_ERR.ordinal() != io.jrdma.ffm.abi.VerbsDataPath.IBV_WC_REM_ACCESS_ERR
+                || IBV_WC_TM_RNDV_INCOMPLETE.ordinal() != io.jrdma.ffm.abi.VerbsDataPath.IBV_WC_TM_RNDV_INCOMPLETE) {
             throw new AssertionError("WcStatus out of step with verbs.h");
         }
     }

@@ -1,10 +1,10 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 
 import io.jrdma.ffm.abi.Native;
-import io.jrdma.ffm.abi.Verbs;
 import io.jrdma.ffm.abi.VerbsCalls;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
@@ -24,7 +24,7 @@ import org.jspecify.annotations.Nullable;
  * fields are read from the native array.
  */
 public final class WorkCompletions {
-    private static final long WC_SIZE = Verbs.ibv_wc.byteSize();
+    private static final long WC_SIZE = VerbsDataPath.ibv_wc.byteSize();
     /** An entry's 32-bit words. */
     private static final int WORDS = (int) (WC_SIZE / Integer.BYTES);
     private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
@@ -50,7 +50,7 @@ public final class WorkCompletions {
     }
 
     private static int word(String field) {
-        long offset = Verbs.ibv_wc.byteOffset(PathElement.groupElement(field));
+        long offset = VerbsDataPath.ibv_wc.byteOffset(PathElement.groupElement(field));
         if (offset % Integer.BYTES != 0) throw new AssertionError("ibv_wc." + field + " is not 32-bit aligned");
         return (int) (offset / Integer.BYTES);
     }
@@ -92,7 +92,7 @@ public final class WorkCompletions {
      */
     public static WorkCompletions allocate(Arena arena, int capacity) {
         if (capacity < 1) throw new IllegalArgumentException("capacity must be positive");
-        return new WorkCompletions(arena.allocate(Verbs.ibv_wc, capacity), capacity);
+        return new WorkCompletions(arena.allocate(VerbsDataPath.ibv_wc, capacity), capacity);
     }
 
     /** {@return the number of entries: the most one poll can fill} */

@@ -1,10 +1,9 @@
 package io.jrdma.ffm;
 
-import static io.jrdma.ffm.abi.Verbs.*;
+import static io.jrdma.ffm.abi.VerbsDataPath.*;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.jrdma.ffm.abi.Verbs;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemoryLayout.PathElement;
 import java.lang.foreign.MemorySegment;
@@ -18,7 +17,7 @@ import org.junit.jupiter.api.Test;
  * whatever sequence of setters ran, the struct and its SGEs must hold exactly what storing every
  * value would have left there, also where the wr union's members overlap (an atomic or UD target
  * after an RDMA one, and back) and across reset(). Host only: the reference is written through
- * {@link Verbs}' field handles, store by store.
+ * {@link VerbsDataPath}' field handles, store by store.
  */
 class SendWorkRequestTest {
     private static final int MAX_SGE = 3;

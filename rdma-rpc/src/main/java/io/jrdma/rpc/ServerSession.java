@@ -11,7 +11,6 @@ import io.jrdma.reactive.memory.RemoteBuffer;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -277,16 +276,19 @@ final class ServerSession {
 
     private void fetch(Call call) {
         long n = call.header.payloadLength();
-        RangeAllocator.Waiter w = allocator.allocate(n, offset -> staged(call, offset, n));
-        if (w != null) {
-            Schedulers.parallel().schedule(() -> {
-                if (allocator.cancel(w)) {
-                    core.overloaded.increment();
-                    call.finish(RpcStatus.OVERLOADED, text("no staging memory for " + n + " bytes within "
-                            + core.settings.handlerTimeout().toMillis() + " ms"), false);
-                }
-            }, core.settings.handlerTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        }
+        new StagingWait() {
+            @Override
+            void granted(long offset) {
+                staged(call, offset, n);
+            }
+
+            @Override
+            void timedOut() {
+                core.overloaded.increment();
+                call.finish(RpcStatus.OVERLOADED, text("no staging memory for " + n + " bytes within "
+                        + core.settings.handlerTimeout().toMillis() + " ms"), false);
+            }
+        }.await(allocator, n, core.settings.handlerTimeout().toMillis(), Schedulers.parallel());
     }
 
     private void staged(Call call, long offset, long n) {
@@ -383,15 +385,18 @@ final class ServerSession {
 
     private void writeToWindow(RequestHeader h, RpcStatus status, byte[] payload) {
         int n = RESPONSE_HEADER + payload.length;
-        RangeAllocator.Waiter w = allocator.allocate(n, offset -> writeStaged(h, status, payload, offset, n));
-        if (w != null) {
-            Schedulers.parallel().schedule(() -> {
-                if (allocator.cancel(w)) {
-                    sendInline(h.requestId(), RpcStatus.HANDLER_ERROR, fit(text("the function ran but its " + n
-                            + "-byte result could not be staged for writing"), Math.min(h.maxInlineResponse(), sendLimit)));
-                }
-            }, core.settings.handlerTimeout().toMillis(), TimeUnit.MILLISECONDS);
-        }
+        new StagingWait() {
+            @Override
+            void granted(long offset) {
+                writeStaged(h, status, payload, offset, n);
+            }
+
+            @Override
+            void timedOut() {
+                sendInline(h.requestId(), RpcStatus.HANDLER_ERROR, fit(text("the function ran but its " + n
+                        + "-byte result could not be staged for writing"), Math.min(h.maxInlineResponse(), sendLimit)));
+            }
+        }.await(allocator, n, core.settings.handlerTimeout().toMillis(), Schedulers.parallel());
     }
 
     private void writeStaged(RequestHeader h, RpcStatus status, byte[] payload, long offset, int n) {

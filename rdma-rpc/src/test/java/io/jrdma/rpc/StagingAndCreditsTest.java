@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -18,6 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import reactor.core.Disposable;
+import reactor.core.scheduler.Scheduler;
+import reactor.test.scheduler.VirtualTimeScheduler;
 
 class StagingAndCreditsTest {
     @Test
@@ -110,5 +114,102 @@ class StagingAndCreditsTest {
         assertEquals(1, g.available());
         g.add(3);
         assertEquals(4, g.available());
+    }
+
+    @Test
+    void aGrantedStagingWaitDisposesOfItsTimer() {
+        RangeAllocator a = new RangeAllocator(1024);
+        long whole = a.tryAllocate(1024);
+        TimerSpy timers = new TimerSpy(() -> { });
+        List<String> outcomes = await64(a, timers);
+        assertEquals(1, timers.scheduled.size());
+        assertFalse(timers.scheduled.get(0).isDisposed());
+        a.free(whole, 1024);
+        assertGrantedOnceWithoutItsTimer(timers, outcomes);
+    }
+
+    @Test
+    void aGrantBeforeScheduleReturnsDisposesOfTheTimerScheduleHandsBack() {
+        RangeAllocator a = new RangeAllocator(1024);
+        long whole = a.tryAllocate(1024);
+        TimerSpy timers = new TimerSpy(() -> a.free(whole, 1024));  // another thread frees memory meanwhile
+        assertGrantedOnceWithoutItsTimer(timers, await64(a, timers));
+    }
+
+    @Test
+    void aStagingWaitNotServedInTimeIsWithdrawnAndTimesOutOnce() {
+        RangeAllocator a = new RangeAllocator(1024);
+        long whole = a.tryAllocate(1024);
+        TimerSpy timers = new TimerSpy(() -> { });
+        List<String> outcomes = await64(a, timers);
+        timers.clock.advanceTimeBy(Duration.ofMillis(999));
+        assertEquals(List.of(), outcomes);
+        timers.clock.advanceTimeBy(Duration.ofMillis(1));
+        assertEquals(List.of("timed out"), outcomes);
+        assertEquals(0, a.waiting());
+        a.free(whole, 1024);
+        assertEquals(List.of("timed out"), outcomes);
+        assertEquals(1024, a.freeBytes());
+    }
+
+    @Test
+    void aStagingWaitThatFitsAtOnceSchedulesNoTimer() {
+        TimerSpy timers = new TimerSpy(() -> { });
+        List<String> outcomes = await64(new RangeAllocator(1024), timers);
+        assertEquals(List.of("granted at 0"), outcomes);
+        assertEquals(List.of(), timers.scheduled);
+    }
+
+    private static void assertGrantedOnceWithoutItsTimer(TimerSpy timers, List<String> outcomes) {
+        assertEquals(List.of("granted at 0"), outcomes);
+        assertTrue(timers.scheduled.get(0).isDisposed(), "a served wait must not keep its timer (and session) until the timeout");
+        timers.clock.advanceTimeBy(Duration.ofSeconds(2));
+        assertEquals(List.of("granted at 0"), outcomes, "the timeout after the grant is no outcome");
+    }
+
+    /** Asks {@code a} for 64 bytes, for at most 1000 ms on {@code timers}; the list records how the wait ended. */
+    private static List<String> await64(RangeAllocator a, TimerSpy timers) {
+        List<String> outcomes = new ArrayList<>();
+        new StagingWait() {
+            @Override
+            void granted(long offset) {
+                outcomes.add("granted at " + offset);
+            }
+
+            @Override
+            void timedOut() {
+                outcomes.add("timed out");
+            }
+        }.await(a, 64, 1000, timers);
+        return outcomes;
+    }
+
+    /** A virtual clock that records the timers it hands back and runs {@code beforeScheduling} inside schedule(). */
+    private static final class TimerSpy implements Scheduler {
+        final VirtualTimeScheduler clock = VirtualTimeScheduler.create();
+        final List<Disposable> scheduled = new ArrayList<>();
+        private final Runnable beforeScheduling;
+
+        TimerSpy(Runnable beforeScheduling) {
+            this.beforeScheduling = beforeScheduling;
+        }
+
+        @Override
+        public Disposable schedule(Runnable task) {
+            return schedule(task, 0, TimeUnit.MILLISECONDS);
+        }
+
+        @Override
+        public Disposable schedule(Runnable task, long delay, TimeUnit unit) {
+            beforeScheduling.run();
+            Disposable d = clock.schedule(task, delay, unit);
+            scheduled.add(d);
+            return d;
+        }
+
+        @Override
+        public Worker createWorker() {
+            return clock.createWorker();
+        }
     }
 }

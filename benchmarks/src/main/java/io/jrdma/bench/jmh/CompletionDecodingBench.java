@@ -1,7 +1,7 @@
 package io.jrdma.bench.jmh;
 
 import io.jrdma.ffm.WorkCompletions;
-import io.jrdma.ffm.abi.Verbs;
+import io.jrdma.ffm.abi.VerbsDataPath;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
@@ -37,15 +37,15 @@ public class CompletionDecodingBench {
     @Setup
     public void fill() {
         MemorySegment array = wcs.segment();
-        long size = Verbs.ibv_wc.byteSize();
+        long size = VerbsDataPath.ibv_wc.byteSize();
         for (int i = 0; i < BATCH; i++) {
             long at = i * size;
-            Verbs.ibv_wc_wr_id.set(array, at, (7L << 32) | i);
-            Verbs.ibv_wc_status.set(array, at, 0);
-            Verbs.ibv_wc_opcode.set(array, at, 1);  // IBV_WC_RDMA_WRITE
-            Verbs.ibv_wc_byte_len.set(array, at, 64);
-            Verbs.ibv_wc_qp_num.set(array, at, 0x11);
-            Verbs.ibv_wc_wc_flags.set(array, at, 0);
+            VerbsDataPath.ibv_wc_wr_id.set(array, at, (7L << 32) | i);
+            VerbsDataPath.ibv_wc_status.set(array, at, 0);
+            VerbsDataPath.ibv_wc_opcode.set(array, at, 1);  // IBV_WC_RDMA_WRITE
+            VerbsDataPath.ibv_wc_byte_len.set(array, at, 64);
+            VerbsDataPath.ibv_wc_qp_num.set(array, at, 0x11);
+            VerbsDataPath.ibv_wc_wc_flags.set(array, at, 0);
         }
     }
 

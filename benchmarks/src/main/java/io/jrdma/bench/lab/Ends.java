@@ -58,7 +58,7 @@ final class Ends {
 
     static ClientEnd connect(RowSpec spec, Map<String, String> ready, ControlChannel control) throws Exception {
         return switch (spec.layer()) {
-            case FFM -> FfmEnds.connect(spec, ready, control);
+            case FFM -> FfmClient.connect(spec, ready, control);
             case REACTIVE -> ReactiveEnds.connect(spec, ready, control);
             case KOTLIN -> KotlinEnds.connect(spec, ready, control);
             case RSOCKET, RSOCKET_TCP -> RSocketEnds.connect(spec, ready, control);
@@ -67,7 +67,7 @@ final class Ends {
 
     static ServerEnd server(RowSpec spec) {
         return switch (spec.layer()) {
-            case FFM -> new FfmEnds.Server(spec);
+            case FFM -> new FfmServer(spec);
             case REACTIVE -> new ReactiveEnds.Server(spec);
             case KOTLIN -> KotlinEnds.server(spec);
             case RSOCKET, RSOCKET_TCP -> RSocketEnds.server(spec);

@@ -91,7 +91,7 @@ public final class RdmaCma {
             POINTER.withName("private_data"),
             U8.withName("private_data_len"),
             pad(7),
-            member(Verbs.ibv_ah_attr, "ah_attr"),
+            member(VerbsQueuePair.ibv_ah_attr, "ah_attr"),
             U32.withName("qp_num"),
             U32.withName("qkey"))
             .withName("struct rdma_ud_param");

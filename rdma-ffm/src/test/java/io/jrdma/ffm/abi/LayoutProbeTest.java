@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * reads or writes is a named member, so it cannot escape the check.
  */
 class LayoutProbeTest {
-    static final List<Class<?>> ABI_CLASSES = List.of(Verbs.class, RdmaCma.class, Libc.class);
+    static final List<Class<?>> ABI_CLASSES = List.of(VerbsDevice.class, VerbsQueuePair.class, VerbsDataPath.class, RdmaCma.class, Libc.class);
 
     record Member(String struct, String path, long offset, long size) {}
 
@@ -166,10 +166,10 @@ class LayoutProbeTest {
     @Test
     void theStaticInlineVerbsAreReachedThroughTheOpsTable() {
         // The ops pointers the binding calls must sit where libibverbs' inlines read them.
-        assertEquals(probed.get("offset struct ibv_context ops.post_send"), Layouts.offset(Verbs.ibv_context, "ops.post_send"));
-        assertEquals(probed.get("offset struct ibv_context ops.poll_cq"), Layouts.offset(Verbs.ibv_context, "ops.poll_cq"));
+        assertEquals(probed.get("offset struct ibv_context ops.post_send"), Layouts.offset(VerbsDevice.ibv_context, "ops.post_send"));
+        assertEquals(probed.get("offset struct ibv_context ops.poll_cq"), Layouts.offset(VerbsDevice.ibv_context, "ops.poll_cq"));
         // verbs_context ends with the ibv_context: the binding reaches it at a negative offset.
         assertEquals(probed.get("size struct verbs_context") - probed.get("size struct ibv_context"),
-                Verbs.verbs_context_context);
+                VerbsDevice.verbs_context_context);
     }
 }
