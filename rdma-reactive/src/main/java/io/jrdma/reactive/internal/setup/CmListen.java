@@ -289,10 +289,11 @@ final class CmListen extends Listener implements CmEvents.Handler {
     @Override
     Mono<Void> stopListening() {
         Sinks.Empty<Void> stopped = Sinks.empty();
-        events.execute(() -> {
+        // refused: the thread destroyed the id as it stopped
+        if (!SetupTasks.offer(events, () -> {
             if (listenId != null) events.destroy(listenId);
             stopped.tryEmitEmpty();
-        });
+        })) stopped.tryEmitEmpty();
         return stopped.asMono();
     }
 }

@@ -100,7 +100,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         // the connect timeout counts from here, not from when the setup thread gets to this setup
         h.steps.phase = Phase.CONNECTING;
         h.armTimer();
-        events.execute(() -> {
+        boolean taken = SetupTasks.offer(events, () -> {
             if (h.steps.told()) {  // timed out while the setup thread was busy: nothing to start
                 h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out before it started"));
                 return;
@@ -113,7 +113,8 @@ final class TcpHandshake implements TcpEvents.Handler {
                 h.fail(e);
             }
         });
-        return () -> events.execute(() -> h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
+        if (!taken) h.fail(SetupTasks.refused(resources));
+        return () -> SetupTasks.offer(events, () -> h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
     private static void bind(SocketChannel ch, InetSocketAddress local) {
@@ -152,7 +153,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                 : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()),
                 listener == null ? "the server's" : "the client's", t -> {
                     if (callback != null) failClient(t);
-                    events.execute(() -> fail(t));
+                    SetupTasks.offer(events, () -> fail(t));
                 });
     }
 
