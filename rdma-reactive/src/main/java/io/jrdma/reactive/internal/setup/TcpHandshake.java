@@ -23,6 +23,7 @@ import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.function.UnaryOperator;
 import io.jrdma.reactive.internal.setup.TcpSteps.Phase;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -190,12 +191,13 @@ final class TcpHandshake implements TcpEvents.Handler {
         gid = config.gidIndex() < 0 ? domain.context().roceV2Gid(config.port(), localIp)
                 : domain.context().queryGid(config.port(), config.gidIndex()).orElseThrow(() -> new RdmaException(
                         "GID index " + config.gidIndex() + " of " + domain.deviceName() + " port " + config.port() + " is empty"));
-        ConnectionBuilder b = listener != null ? listener.builder(domain, description)
-                : ConnectionCore.builder(domain, resources.chooseLoop(), config, description);
-        if (config.receiverCredits()) b.speaksCredits();
-        core = b.teardown(new TcpTeardown(events, channel)).addresses(localAddress, remote).create();
+        UnaryOperator<ConnectionBuilder> setUp = b -> {
+            if (config.receiverCredits()) b.speaksCredits();
+            return b.teardown(new TcpTeardown(events, channel)).addresses(localAddress, remote);
+        };
+        core = listener != null ? listener.accept(domain, description, setUp)
+                : setUp.apply(ConnectionCore.builder(domain, resources.chooseLoop(), config, description)).create();
         if (listener != null) {
-            listener.accepted(core);
             core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // the server has the client's hello: its grant goes into its own
         } else {
             resources.track(core);
