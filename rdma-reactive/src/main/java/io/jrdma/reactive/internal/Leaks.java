@@ -31,6 +31,12 @@ import reactor.util.Loggers;
  * types pay one branch on a null field. At {@link LeakDetectionLevel#SAMPLED} (the default) it returns
  * a site for one call in {@link #samplingInterval()}, picked by {@link ThreadLocalRandom}, and null,
  * having allocated nothing, for the others; at {@link LeakDetectionLevel#EVERY} always.
+ *
+ * <p>The detector thread is started once and never again: it outlives whatever it calls. Before,
+ * a listener that threw an {@code Error} (a test's listener asserting that nothing leaks throws an
+ * {@code AssertionError}) ended the thread, and from then on no leak of the JVM was reported and
+ * every {@link #detectNow} ran out its timeout. A tracker's or listener's failure, whatever it is,
+ * is logged, and the thread goes on to the next report and the next listener.
  */
 public final class Leaks {
     public static final String PROPERTY = "jrdma.leakDetection";
@@ -279,7 +285,7 @@ public final class Leaks {
         Leak leak;
         try {
             leak = t.leaked();
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             LOG.warn("the leak detector failed on a tracked object created at " + t.site().getMessage(), e);
             return;
         }
@@ -289,7 +295,7 @@ public final class Leaks {
         for (Consumer<? super LeakReport> l : LISTENERS) {
             try {
                 l.accept(report);
-            } catch (RuntimeException e) {
+            } catch (Throwable e) {
                 LOG.warn("a leak listener failed", e);
             }
         }

@@ -125,7 +125,7 @@ public final class ConnectionBuilder {
             if (exposed != null) undo.add(exposed::release);
             ConnectionCore core = new ConnectionCore(this, lease, qp, receivePool, exposed);
             loop.register(lease, core.qpNumber(), core);
-            domain.watch(qp.handle().address(), core::onAsyncEvent);
+            domain.watch(qp.handle().address(), core, core::onAsyncEvent);
             return core;
         } catch (RuntimeException e) {
             for (int i = undo.size() - 1; i >= 0; i--) {

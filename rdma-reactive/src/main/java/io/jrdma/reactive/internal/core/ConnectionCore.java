@@ -524,9 +524,10 @@ public final class ConnectionCore implements Loop.Member {
         // a drainer that saw the queue open may be inside ibv_post_send on another thread
         sendQueue.awaitNoPoster();
         receives.close();
+        // before the QP goes: its address is the next QP's from then on (AsyncEvents)
+        domain.unwatch(qp.handle().address(), this);
         quietly("destroying the QP", qp::close);
         loop.unregister(cq, qpNumber, this);
-        domain.unwatch(qp.handle().address());
         cq.release();
         ConnectionException.Closed error = closedError();
         sendQueue.failInFlight(error);

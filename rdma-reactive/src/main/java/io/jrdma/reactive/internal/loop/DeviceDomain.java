@@ -113,13 +113,16 @@ public final class DeviceDomain implements MemoryDomain {
         if (registered.addAndGet(-bytes) == 0 && closing) closeProtectionDomain();
     }
 
-    /** Routes async events about the verbs object at {@code address} (a QP's or SRQ's handle) to {@code watcher}. */
-    public void watch(long address, Consumer<AsyncEvent> watcher) {
-        AsyncEvents.watch(address, watcher);
+    /**
+     * Routes async events about the verbs object at {@code address} (a QP's or SRQ's handle) to
+     * {@code watcher}, {@code owner}'s, until {@code owner} unwatches it, before destroying the object.
+     */
+    public void watch(long address, Object owner, Consumer<AsyncEvent> watcher) {
+        AsyncEvents.watch(address, owner, watcher);
     }
 
-    public void unwatch(long address) {
-        AsyncEvents.unwatch(address);
+    public void unwatch(long address, Object owner) {
+        AsyncEvents.unwatch(address, owner);
     }
 
     /** On the loop that reads this domain's async events, when their fd is readable. */

@@ -230,7 +230,7 @@ public final class Loop implements Executor {
                 CompletionQueue cq = domain.context().createCompletionQueue(size, device.channel, vector);
                 chosen = new LoopCq(device, cq, device.cqs.isEmpty());
                 LoopCq watched = chosen;
-                AsyncEvents.watch(cq.handle().address(), e -> execute(() -> cqFailed(watched, e)));
+                AsyncEvents.watch(cq.handle().address(), watched, e -> execute(() -> cqFailed(watched, e)));
                 device.cqs.add(chosen);
                 LoopCq[] more = Arrays.copyOf(cqs, cqs.length + 1);
                 more[more.length - 1] = chosen;
@@ -273,7 +273,7 @@ public final class Loop implements Executor {
     }
 
     private static void destroy(LoopCq c) {
-        AsyncEvents.unwatch(c.cq.handle().address());
+        AsyncEvents.unwatch(c.cq.handle().address(), c);
         try {
             c.cq.close();
         } catch (RuntimeException e) {

@@ -81,7 +81,7 @@ public final class SharedReceiver {
         SharedReceiver r = new SharedReceiver(domain, q, bufferSize, depth, Math.min(max, q.maxWr()));
         BY_TAG.put(r.tag, r);
         try {
-            domain.watch(q.handle().address(), r::onAsyncEvent);
+            domain.watch(q.handle().address(), r, r::onAsyncEvent);
             loops.watchAsyncEvents(domain);
             r.addSlab();
             q.armLimit(r.limit);
@@ -261,7 +261,7 @@ public final class SharedReceiver {
                 }
             }
         }
-        domain.unwatch(srq.handle().address());
+        domain.unwatch(srq.handle().address(), this);
         BY_TAG.remove(tag);
         try {
             srq.close();

@@ -79,8 +79,8 @@ final class CmConnect implements CmEvents.Handler {
                           SetupOptions options, SetupCallback callback) {
         CmConnect c = new CmConnect(resources, config, local, remote, options, callback);
         c.armTimer();  // the connect timeout counts from here, not from when the rdma_cm thread gets to this setup
-        c.events.execute(c::begin);
-        return () -> c.events.execute(() -> c.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
+        if (!SetupTasks.offer(c.events, c::begin)) c.fail(SetupTasks.refused(resources));
+        return () -> SetupTasks.offer(c.events, () -> c.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
     /**
@@ -94,7 +94,7 @@ final class CmConnect implements CmEvents.Handler {
                     + " over rdma_cm did not finish within the connect timeout of " + SetupMessages.duration(config.connectTimeout())
                     + ": it waited for " + awaiting);
             failClient(t);
-            events.execute(() -> fail(t));
+            SetupTasks.offer(events, () -> fail(t));
         }, config.connectTimeout().toNanos(), TimeUnit.NANOSECONDS);
     }
 

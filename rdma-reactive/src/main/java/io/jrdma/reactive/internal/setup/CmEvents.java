@@ -11,7 +11,6 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -23,7 +22,8 @@ import reactor.util.Loggers;
  * accepted connections and connecting clients alike. Setup is driven by the events (address
  * resolved, route resolved, connect request, established, disconnected), so a thousand
  * concurrent connects cost no thread each. Every id is created, used and destroyed on this
- * thread: rdma_cm must not destroy an id while another thread acts on it or reads its event.
+ * thread: rdma_cm must not destroy an id while another thread acts on it or reads its event. A task
+ * handed to it is run there or refused, never dropped ({@link SetupTasks}).
  */
 public final class CmEvents implements Executor {
     /** Receives the events of the ids it was registered for, on the event thread. */
@@ -39,18 +39,20 @@ public final class CmEvents implements Executor {
     private final EventChannel channel;
     private final Wakeup wakeup = Wakeup.create();
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final SetupTasks tasks;
     private final Map<CmId, Handler> handlers = new HashMap<>();  // event thread only
     private volatile boolean stopping;
     private final Sinks.Empty<Void> stopped = Sinks.empty();
 
     public CmEvents(String name, boolean daemon) {
         this.name = name;
+        this.tasks = new SetupTasks(name, LOG, "an rdma_cm task");
         this.channel = EventChannel.create();
         this.thread = new SetupThread(name, this::run, daemon);
         thread.start();
     }
 
+    /** Runs {@code task} on the event thread; refused ({@link java.util.concurrent.RejectedExecutionException}) once it stopped. */
     @Override
     public void execute(Runnable task) {
         tasks.add(task);
@@ -78,7 +80,7 @@ public final class CmEvents implements Executor {
     /** Destroys {@code id} on the event thread (now, if called there); its events are dropped from then on. Idempotent. */
     public void destroy(CmId id) {
         if (!inThread()) {
-            execute(() -> destroy(id));
+            SetupTasks.offer(this, () -> destroy(id));
             return;
         }
         handlers.remove(id);
@@ -101,8 +103,8 @@ public final class CmEvents implements Executor {
     private void run() {
         try {
             while (true) {
-                runTasks();
-                if (stopping && handlers.isEmpty()) break;
+                tasks.runAll();
+                if (stopping && handlers.isEmpty() && tasks.closeIfIdle()) break;
                 CmEvent e;
                 try {
                     e = channel.next(WAIT, wakeup);
@@ -115,6 +117,8 @@ public final class CmEvents implements Executor {
             LOG.error(name + " stopped on an unexpected error: connections set up through it no longer see"
                     + " disconnects", t);
         } finally {
+            tasks.close();
+            tasks.runAll();
             List<CmId> left = List.copyOf(handlers.keySet());
             handlers.clear();
             for (CmId id : left) {
@@ -131,17 +135,6 @@ public final class CmEvents implements Executor {
             }
             wakeup.close();
             stopped.tryEmitEmpty();
-        }
-    }
-
-    private void runTasks() {
-        Runnable task;
-        while ((task = tasks.poll()) != null) {
-            try {
-                task.run();
-            } catch (Throwable t) {
-                LOG.error("an rdma_cm task failed", t);
-            }
         }
     }
 
@@ -163,7 +156,7 @@ public final class CmEvents implements Executor {
 
     /** Stops once every id is destroyed; the channel closes with the thread. */
     public Mono<Void> shutdown() {
-        execute(() -> stopping = true);
+        SetupTasks.offer(this, () -> stopping = true);
         return stopped.asMono();
     }
 }

@@ -9,7 +9,6 @@ import io.jrdma.reactive.AcceptDecision;
 import io.jrdma.reactive.ConnectRequest;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.Transport;
-import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.memory.RemoteBuffer;
@@ -130,18 +129,18 @@ final class CmListen extends Listener implements CmEvents.Handler {
         ConnectionCore core;
         try {
             DeviceDomain domain = resources.domains().of(id.context());
-            ConnectionBuilder b = builder(domain, "rdma_cm " + SetupMessages.address(here) + " <- "
-                    + SetupMessages.address(peer)).queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id))
-                    .addresses(here, peer);
-            if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
-            core = b.create();
+            InetSocketAddress at = here;
+            core = accept(domain, "rdma_cm " + SetupMessages.address(here) + " <- " + SetupMessages.address(peer), b -> {
+                b.queuePairFactory(id::createQueuePair).teardown(new CmConnect.CmTeardown(events, id)).addresses(at, peer);
+                if (settings.rawAccept() == null && settings.config().receiverCredits()) b.speaksCredits();  // raw private data: a C peer, which grants no credits
+                return b;
+            });
         } catch (RuntimeException ex) {
             if (clientGaveUp(id, peer)) return;  // it gave up after the check above: why rdma_create_qp failed
             logRefused(peer, ex);
             reject(id, SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES));
             return;
         }
-        accepted(core);
         events.handle(id, new Accepted(core, theirs == null ? null : theirs.exposed(), e.privateData()));
         try {
             byte[] mine;
@@ -289,10 +288,11 @@ final class CmListen extends Listener implements CmEvents.Handler {
     @Override
     Mono<Void> stopListening() {
         Sinks.Empty<Void> stopped = Sinks.empty();
-        events.execute(() -> {
+        // refused: the thread destroyed the id as it stopped
+        if (!SetupTasks.offer(events, () -> {
             if (listenId != null) events.destroy(listenId);
             stopped.tryEmitEmpty();
-        });
+        })) stopped.tryEmitEmpty();
         return stopped.asMono();
     }
 }

@@ -1,6 +1,7 @@
 package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.Access;
+import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
@@ -9,14 +10,13 @@ import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.net.InetSocketAddress;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
@@ -33,11 +33,10 @@ public abstract class Listener {
 
     final ResourcesCore resources;
     final ServerSettings settings;
-    private final Set<ConnectionCore> live = new HashSet<>();                       // guarded by this
+    private final AcceptedConnections<ConnectionCore> connections = new AcceptedConnections<>();
     private final Map<DeviceDomain, SharedReceiver> receivers = new HashMap<>();      // guarded by this
     private final Map<DeviceDomain, RegisteredBuffer> regions = new HashMap<>();      // guarded by this
     private final Map<SharedReceiver, SharedCredits> sharedCredits = new HashMap<>(); // guarded by this
-    private boolean closing;                                                          // guarded by this
     private final Sinks.Empty<Void> sharedReleased = Sinks.empty();
     private Mono<Void> closed;                                                        // guarded by this
 
@@ -51,12 +50,33 @@ public abstract class Listener {
     /** Stops accepting; completes once the listening endpoint is freed (its port can be bound again). */
     abstract Mono<Void> stopListening();
 
-    final synchronized boolean isClosing() {
-        return closing;
+    final boolean isClosing() {
+        return connections.isClosing();
     }
 
-    /** A connection builder on the least loaded loop, with the server's shared SRQ and region for the device. */
-    final ConnectionBuilder builder(DeviceDomain domain, String description) {
+    /**
+     * Creates a connection for a connect request, on the least loaded loop with the server's shared
+     * SRQ and region for the device, {@code setUp} adding the rest; it belongs to the server until
+     * destroyed. Refused once the server is closing ({@link AcceptedConnections}' rules).
+     */
+    final ConnectionCore accept(DeviceDomain domain, String description, UnaryOperator<ConnectionBuilder> setUp) {
+        if (!connections.reserve()) throw new ConnectionException("the server is shutting down");
+        ConnectionCore core;
+        try {
+            core = setUp.apply(builder(domain, description)).create();
+        } catch (RuntimeException e) {
+            if (connections.abandon()) releaseShared();
+            throw e;
+        }
+        connections.add(core);
+        resources.track(core);
+        core.onDestroyed(() -> {
+            if (connections.remove(core)) releaseShared();
+        });
+        return core;
+    }
+
+    private ConnectionBuilder builder(DeviceDomain domain, String description) {
         ConnectionBuilder b = ConnectionCore.builder(domain, resources.chooseLoop(), settings.config(), description);
         synchronized (this) {
             if (settings.srqDepth() > 0) {
@@ -88,22 +108,6 @@ public abstract class Listener {
         return b;
     }
 
-    /** A connection was created for a connect request: it belongs to the server until destroyed. */
-    final void accepted(ConnectionCore core) {
-        synchronized (this) {
-            live.add(core);
-        }
-        resources.track(core);
-        core.onDestroyed(() -> {
-            boolean last;
-            synchronized (this) {
-                live.remove(core);
-                last = closing && live.isEmpty();
-            }
-            if (last) releaseShared();
-        });
-    }
-
     /** Established: to the application, unless the server is closing. */
     final void handOut(ConnectionCore core) {
         if (isClosing()) {
@@ -129,21 +133,15 @@ public abstract class Listener {
      */
     public final Mono<Void> close() {
         List<ConnectionCore> toClose;
-        boolean none;
-        synchronized (this) {
-            if (closing) return closed;
-            closing = true;
-            toClose = new ArrayList<>(live);
-            none = live.isEmpty();
-            closed = Mono.when(stopListening(), sharedReleased.asMono()).cache();
-        }
-        resources.untrack(this);
-        if (none) releaseShared();
-        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.warn("closing " + this + " failed", e));
         Mono<Void> done;
         synchronized (this) {
-            done = closed;
+            toClose = connections.close();
+            if (toClose == null) return closed;
+            done = closed = Mono.when(stopListening(), sharedReleased.asMono()).cache();
         }
+        resources.untrack(this);
+        if (connections.releaseIfIdle()) releaseShared();
+        Disposal.closeAll(toClose, ConnectionCore::close).subscribe(null, e -> LOG.warn("closing " + this + " failed", e));
         return done;
     }
 

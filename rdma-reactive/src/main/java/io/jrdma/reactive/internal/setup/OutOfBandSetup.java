@@ -60,8 +60,8 @@ final class OutOfBandSetup {
     static Runnable start(ResourcesCore resources, ConnectionConfig config, InetSocketAddress local, OutOfBandExchange exchange,
                           SetupCallback callback) {
         OutOfBandSetup s = new OutOfBandSetup(resources, config, local, exchange, callback);
-        s.thread.execute(s::begin);
-        return () -> s.thread.execute(() -> s.fail(new CancellationException("the out-of-band setup was cancelled")));
+        if (!SetupTasks.offer(s.thread, s::begin)) s.fail(SetupTasks.refused(resources));
+        return () -> SetupTasks.offer(s.thread, () -> s.fail(new CancellationException("the out-of-band setup was cancelled")));
     }
 
     private void begin() {
@@ -103,7 +103,7 @@ final class OutOfBandSetup {
             inProgress = Mono.defer(() -> exchange.exchange(mine))
                     .switchIfEmpty(Mono.error(() -> new ConnectionException.Protocol("the out-of-band exchange completed without the peer's address")))
                     .timeout(config.connectTimeout())
-                    .subscribe(peer -> thread.execute(() -> connect(peer)), e -> thread.execute(() -> fail(e)));
+                    .subscribe(peer -> SetupTasks.offer(thread, () -> connect(peer)), e -> SetupTasks.offer(thread, () -> fail(e)));
         } catch (RuntimeException e) {
             fail(e);
         }
@@ -118,7 +118,7 @@ final class OutOfBandSetup {
             if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
                     + " (PSN " + peer.psn() + ", path MTU " + mtu + ")");
             inProgress = Mono.defer(() -> exchange.ready(peer)).timeout(config.connectTimeout())
-                    .subscribe(v -> { }, e -> thread.execute(() -> fail(e)), () -> thread.execute(() -> established(peer)));
+                    .subscribe(v -> { }, e -> SetupTasks.offer(thread, () -> fail(e)), () -> SetupTasks.offer(thread, () -> established(peer)));
         } catch (RuntimeException e) {
             fail(e);
         }

@@ -9,7 +9,6 @@ import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -20,7 +19,8 @@ import reactor.util.Loggers;
  * One selector and one thread for every socket of the TCP setup path of an
  * {@code RdmaResources}: listening sockets, handshakes in progress and the control connections of
  * established connections (whose end is how a peer's departure shows). No thread per socket.
- * Every socket is registered, used and closed on this thread.
+ * Every socket is registered, used and closed on this thread. A task handed to it is run there or
+ * refused, never dropped ({@link SetupTasks}).
  */
 public final class TcpEvents implements Executor {
     /** Something registered with the selector; its methods run on the selector thread. */
@@ -36,12 +36,13 @@ public final class TcpEvents implements Executor {
     private final String name;
     private final Selector selector;
     private final Thread thread;
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+    private final SetupTasks tasks;
     private volatile boolean stopping;
     private final Sinks.Empty<Void> stopped = Sinks.empty();
 
     public TcpEvents(String name, boolean daemon) {
         this.name = name;
+        this.tasks = new SetupTasks(name, LOG, "a TCP setup task");
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
@@ -51,6 +52,7 @@ public final class TcpEvents implements Executor {
         thread.start();
     }
 
+    /** Runs {@code task} on the selector thread; refused ({@link java.util.concurrent.RejectedExecutionException}) once it stopped. */
     @Override
     public void execute(Runnable task) {
         tasks.add(task);
@@ -93,9 +95,9 @@ public final class TcpEvents implements Executor {
     private void run() {
         try {
             while (true) {
-                runTasks();
+                tasks.runAll();
                 // a select deregisters the keys of channels closed since the last one
-                if (stopping && selector.selectNow() == 0 && selector.keys().isEmpty()) break;
+                if (stopping && selector.selectNow() == 0 && selector.keys().isEmpty() && tasks.closeIfIdle()) break;
                 selector.select(stopping ? 100 : 5_000);
                 for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
                     SelectionKey key = it.next();
@@ -113,6 +115,8 @@ public final class TcpEvents implements Executor {
         } catch (Throwable t) {
             LOG.error(name + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", t);
         } finally {
+            tasks.close();
+            tasks.runAll();
             for (SelectionKey key : selector.keys()) {
                 try {
                     ((Handler) key.attachment()).onFailure(new IllegalStateException(name + " stopped"));
@@ -129,20 +133,9 @@ public final class TcpEvents implements Executor {
         }
     }
 
-    private void runTasks() {
-        Runnable task;
-        while ((task = tasks.poll()) != null) {
-            try {
-                task.run();
-            } catch (Throwable t) {
-                LOG.error("a TCP setup task failed", t);
-            }
-        }
-    }
-
     /** Stops once every socket is closed. */
     public Mono<Void> shutdown() {
-        execute(() -> stopping = true);
+        SetupTasks.offer(this, () -> stopping = true);
         return stopped.asMono();
     }
 }

@@ -23,6 +23,7 @@ import java.nio.channels.SocketChannel;
 import java.security.SecureRandom;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
+import java.util.function.UnaryOperator;
 import io.jrdma.reactive.internal.setup.TcpSteps.Phase;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.Logger;
@@ -100,7 +101,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         // the connect timeout counts from here, not from when the setup thread gets to this setup
         h.steps.phase = Phase.CONNECTING;
         h.armTimer();
-        events.execute(() -> {
+        boolean taken = SetupTasks.offer(events, () -> {
             if (h.steps.told()) {  // timed out while the setup thread was busy: nothing to start
                 h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " timed out before it started"));
                 return;
@@ -113,7 +114,8 @@ final class TcpHandshake implements TcpEvents.Handler {
                 h.fail(e);
             }
         });
-        return () -> events.execute(() -> h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
+        if (!taken) h.fail(SetupTasks.refused(resources));
+        return () -> SetupTasks.offer(events, () -> h.fail(new CancellationException("connecting to " + SetupMessages.address(remote) + " was cancelled")));
     }
 
     private static void bind(SocketChannel ch, InetSocketAddress local) {
@@ -152,7 +154,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                 : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()),
                 listener == null ? "the server's" : "the client's", t -> {
                     if (callback != null) failClient(t);
-                    events.execute(() -> fail(t));
+                    SetupTasks.offer(events, () -> fail(t));
                 });
     }
 
@@ -189,12 +191,13 @@ final class TcpHandshake implements TcpEvents.Handler {
         gid = config.gidIndex() < 0 ? domain.context().roceV2Gid(config.port(), localIp)
                 : domain.context().queryGid(config.port(), config.gidIndex()).orElseThrow(() -> new RdmaException(
                         "GID index " + config.gidIndex() + " of " + domain.deviceName() + " port " + config.port() + " is empty"));
-        ConnectionBuilder b = listener != null ? listener.builder(domain, description)
-                : ConnectionCore.builder(domain, resources.chooseLoop(), config, description);
-        if (config.receiverCredits()) b.speaksCredits();
-        core = b.teardown(new TcpTeardown(events, channel)).addresses(localAddress, remote).create();
+        UnaryOperator<ConnectionBuilder> setUp = b -> {
+            if (config.receiverCredits()) b.speaksCredits();
+            return b.teardown(new TcpTeardown(events, channel)).addresses(localAddress, remote);
+        };
+        core = listener != null ? listener.accept(domain, description, setUp)
+                : setUp.apply(ConnectionCore.builder(domain, resources.chooseLoop(), config, description)).create();
         if (listener != null) {
-            listener.accepted(core);
             core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // the server has the client's hello: its grant goes into its own
         } else {
             resources.track(core);

@@ -111,7 +111,7 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
     @Override
     Mono<Void> stopListening() {
         Sinks.Empty<Void> stopped = Sinks.empty();
-        events.execute(() -> {
+        boolean taken = SetupTasks.offer(events, () -> {
             closeServer();
             // clients that have not sent a hello own nothing the server would close: they go with the listener
             for (TcpEvents.Handler h : events.handlers()) if (h instanceof TcpHandshake t) t.abandonBeforeHello(this);
@@ -122,6 +122,10 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
             }
             stopped.tryEmitEmpty();
         });
+        if (!taken) {  // the thread failed the socket's key as it stopped
+            closeServer();
+            stopped.tryEmitEmpty();
+        }
         return stopped.asMono();
     }
 }

@@ -18,12 +18,13 @@ final class TcpTeardown implements ConnectionCore.Teardown {
     @Override
     public void disconnect(QueuePair qp) {
         if (!qp.isClosed()) qp.modifyToError();
-        events.execute(() -> close(channel));
+        release();
     }
 
     @Override
     public void release() {
-        events.execute(() -> close(channel));
+        // a selector thread that stopped has no key for the socket any more: closing it here is all there is
+        if (!SetupTasks.offer(events, () -> close(channel))) close(channel);
     }
 
     static void close(SocketChannel ch) {
