@@ -251,8 +251,10 @@ public final class Leaks {
         private final CountDownLatch seen;
 
         Sentinel(CountDownLatch seen) {
-            super(new Object(), new Site("a sentinel"));
+            // before super(): its referent is unreachable at once, so the detector may process it
+            // while super() still runs (a collection in Tracker's registration), and must find the latch
             this.seen = seen;
+            super(new Object(), new Site("a sentinel"));
         }
 
         @Override
