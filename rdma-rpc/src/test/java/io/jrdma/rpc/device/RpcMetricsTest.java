@@ -35,14 +35,14 @@ class RpcMetricsTest {
     private static final Duration HANDLER_TIMEOUT = Duration.ofSeconds(2);
 
     @Test
-    void everyOutcomeIsCountedOnceOnBothSides() throws Exception {
+    void everyOutcomeIsCountedOnceOnBothSides() {
         SimpleMeterRegistry registry = new SimpleMeterRegistry();
         DisposableRpcServer server = RpcLab.bind(RpcServer.create(RpcLab.rdmaServer())
                 .register("upper", RpcHandler.of(r -> r.text().toUpperCase(java.util.Locale.ROOT).getBytes(StandardCharsets.UTF_8)))
                 .register("boom", RpcHandler.of(r -> {
                     throw new IllegalStateException("boom");
                 }))
-                .register("slow", r -> Mono.delay(Duration.ofMillis(800)).thenReturn(new byte[] {1}))
+                .register("slow", r -> Mono.delay(Duration.ofMillis(1500)).thenReturn(new byte[] {1}))
                 .register("stuck", r -> Mono.never())
                 .handlerTimeout(HANDLER_TIMEOUT)
                 .metrics(true, registry));
@@ -61,11 +61,14 @@ class RpcMetricsTest {
                     .expectNextCount(1).verifyComplete();  // the call of several attempts, measured around its operators
             StepVerifier.create(client.call("boom", new byte[0])).expectError(RpcException.HandlerFailed.class).verify(RpcLab.TIMEOUT);
             StepVerifier.create(client.call("nope", new byte[0])).expectError(RpcException.UnknownFunction.class).verify(RpcLab.TIMEOUT);
-            StepVerifier.create(client.call("slow", new byte[0], CallOptions.defaults().timeout(Duration.ofMillis(200))))
+            StepVerifier.create(client.call("slow", new byte[0], CallOptions.defaults().timeout(Duration.ofMillis(500))))
                     .expectError(RpcException.Timeout.class).verify(RpcLab.TIMEOUT);
             StepVerifier.create(client.call("stuck", new byte[0])).expectError(RpcException.HandlerFailed.class).verify(RpcLab.TIMEOUT);
+            // after "stuck" (2 s) the timed-out "slow" (1.5 s) is over on the server: the one in flight is this one
             Disposable cancelled = client.call("slow", new byte[0]).subscribe();
-            Thread.sleep(100);
+            RpcLab.await("the server to accept the call to cancel", RpcLab.TIMEOUT,
+                    () -> gauge(registry, "jrdma.rpc.server.calls.in.flight", serverName) == 1);
+            assertEquals(1, gauge(registry, "jrdma.rpc.client.calls.in.flight", clientName));
             cancelled.dispose();
             raw.send(new byte[10]).block(RpcLab.TIMEOUT);  // shorter than a header: dropped, never answered
 
