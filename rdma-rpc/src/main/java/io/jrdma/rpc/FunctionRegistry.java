@@ -53,6 +53,15 @@ final class FunctionRegistry {
         return i >= 0 ? byId[i] : null;
     }
 
+    /** {@return the index of the function with id {@code id}, from 0 to {@link #size()} - 1} */
+    int index(int id) {
+        return Arrays.binarySearch(ids, id);
+    }
+
+    int size() {
+        return ids.length;
+    }
+
     List<String> names() {
         return List.copyOf(byName.keySet());
     }

@@ -25,6 +25,7 @@ import reactor.core.scheduler.Schedulers;
  */
 final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines.Tracked, Subscription, CoreSubscriber<WorkCompletion> {
     private static final AtomicIntegerFieldUpdater<PendingCall> BEGUN = AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "begun");
+    private static final AtomicIntegerFieldUpdater<PendingCall> MEASURED = AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "measured");
 
     private final RpcClient client;
     final RpcClient.Request request;
@@ -39,6 +40,9 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
     /** The caller's first request began the call; a cancel ended the caller's interest (nothing is signalled after it). */
     private volatile int begun;
     private volatile boolean cancelled;
+    /** With the client's meters, when the call began ({@code countsOutcome} only), and whether its outcome was recorded. */
+    private final long started;
+    private volatile int measured;
     private int deadlineSlot;  // Deadlines' lock guards it
     // the client's live list; its lock guards these
     @Nullable PendingCall livePrev;
@@ -55,6 +59,17 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
         this.timeout = timeout;
         this.attemptNumber = attemptNumber;
         this.deadline = System.nanoTime() + timeout.toNanos();
+        ClientMeters m = client.meters;
+        this.started = countsOutcome && m != null ? m.begin() : 0;
+    }
+
+    /**
+     * Records the call's outcome with the client's meters, once: a cancel that follows the value,
+     * or races the answer, is not a second outcome.
+     */
+    private void measure(CallOutcome outcome) {
+        ClientMeters m = client.meters;
+        if (countsOutcome && m != null && MEASURED.compareAndSet(this, 0, 1)) m.end(request.function(), started, outcome);
     }
 
     @Override
@@ -88,6 +103,7 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
 
     @Override
     public void cancel() {
+        measure(CallOutcome.CANCELLED);
         cancelled = true;
         RpcClient.DEADLINES.untrack(this);
         cancelled();
@@ -297,6 +313,7 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
 
     private void succeed(byte[] payload) {
         if (countsOutcome) client.succeeded.increment();
+        measure(CallOutcome.SUCCESS);
         if (cancelled) return;
         actual.onNext(payload);
         actual.onComplete();
@@ -304,6 +321,7 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
 
     private void failWith(Throwable e) {
         if (countsOutcome) client.failed.increment();
+        measure(CallOutcome.of(e));
         if (!cancelled) actual.onError(e);
     }
 

@@ -100,10 +100,13 @@ public final class RpcClient implements RdmaDisposable {
     final LongAdder lateResponses = new LongAdder();
     private final LongAdder unexpectedResponses = new LongAdder();
     private final LongAdder protocolErrors = new LongAdder();
+    /** Null without metrics: then nothing on a call's path records anything. */
+    final @Nullable ClientMeters meters;
 
-    private RpcClient(RdmaConnection connection, CallOptions defaults) {
+    private RpcClient(RdmaConnection connection, CallOptions defaults, @Nullable ClientMeters meters) {
         this.connection = connection;
         this.defaults = defaults;
+        this.meters = meters;
         RegisteredBuffer e = connection.findExposedBuffer().orElse(null);  // none: only payloads and answers that fit a SEND
         this.exposed = e;
         this.exposedRkey = e == null ? 0 : e.toRemote(0, 0).rkey();
@@ -135,10 +138,29 @@ public final class RpcClient implements RdmaDisposable {
      * @return emits the client, which the subscriber owns and disposes
      */
     public static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults) {
+        return create(rdma).defaults(defaults).connect();
+    }
+
+    /**
+     * A client configuration over {@code rdma}, in Reactor Netty's shape:
+     * {@code RpcClient.create(rdma).defaults(options).metrics(true).connect()}.
+     *
+     * @param rdma the connection to make; its {@code connectTimeout} also bounds the hello
+     * @return a configuration with the default call options and no metrics; nothing connects until {@code connect()} is subscribed
+     */
+    public static RpcClientSpec create(RdmaClient rdma) {
+        return new RpcClientSpec(Objects.requireNonNull(rdma, "rdma"), CallOptions.defaults(), null);
+    }
+
+    /** {@code meterRegistry}: a {@code MeterRegistry}, {@link RpcMetering#GLOBAL_REGISTRY}, or null for no metrics. */
+    static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults, @Nullable Object meterRegistry) {
         Objects.requireNonNull(defaults, "defaults");
         Duration helloTimeout = rdma.configuration().connectTimeout();
         return rdma.connect().flatMap(c -> {
-            RpcClient client = new RpcClient(c, defaults);
+            // named after the server it calls (a connection an OutOfBandExchange set up has no address)
+            ClientMeters meters = meterRegistry == null ? null
+                    : ClientMeters.create(meterRegistry, c.remoteAddress().map(Meters::name).orElse("out-of-band"));
+            RpcClient client = new RpcClient(c, defaults, meters);
             client.start();
             Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0);
             return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
@@ -217,7 +239,8 @@ public final class RpcClient implements RdmaDisposable {
                         .doBeforeRetry(s -> retries.increment())
                         .onRetryExhaustedThrow((spec, signal) -> signal.failure()));
             }
-            return call.doOnSuccess(b -> succeeded.increment()).doOnError(e -> failed.increment());
+            call = call.doOnSuccess(b -> succeeded.increment()).doOnError(e -> failed.increment());
+            return meters == null ? call : meters.measure(function, call);
         });
     }
 
@@ -280,6 +303,7 @@ public final class RpcClient implements RdmaDisposable {
             return request(function, payload, options);
         } catch (RpcException | IllegalArgumentException e) {
             failed.increment();
+            if (meters != null) meters.failedEarly(function, e);
             throw e;
         }
     }

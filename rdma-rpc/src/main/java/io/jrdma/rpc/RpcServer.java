@@ -2,6 +2,7 @@ package io.jrdma.rpc;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaServer;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -38,18 +39,21 @@ public final class RpcServer {
     private final List<String> providers;
     private final @Nullable ClassLoader providerLoader;
     private final Settings settings;
+    /** A {@code MeterRegistry} or {@link RpcMetering#GLOBAL_REGISTRY}; null without metrics. An {@code Object}, so this class loads without Micrometer. */
+    private final @Nullable Object meterRegistry;
 
     /** {@code scheduler} null: the default {@link HandlerPool}. */
     record Settings(int maxConcurrentCalls, Duration handlerTimeout, @Nullable Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
     private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, @Nullable ClassLoader providerLoader,
-                      Settings settings) {
+                      Settings settings, @Nullable Object meterRegistry) {
         this.rdma = rdma;
         this.functions = functions;
         this.providers = providers;
         this.providerLoader = providerLoader;
         this.settings = settings;
+        this.meterRegistry = meterRegistry;
     }
 
     /**
@@ -62,7 +66,7 @@ public final class RpcServer {
      */
     public static RpcServer create(RdmaServer rdma) {
         return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
-                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)));
+                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)), null);
     }
 
     /**
@@ -79,7 +83,7 @@ public final class RpcServer {
         Objects.requireNonNull(handler, "handler");
         Map<String, RpcHandler> f = new LinkedHashMap<>(functions);
         if (f.putIfAbsent(name, handler) != null) throw new IllegalArgumentException("function '" + name + "' is already registered");
-        return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings);
+        return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings, meterRegistry);
     }
 
     /**
@@ -136,7 +140,7 @@ public final class RpcServer {
         for (String c : providerClasses) {
             if (!p.contains(Objects.requireNonNull(c))) p.add(c);
         }
-        return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings);
+        return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings, meterRegistry);
     }
 
     /**
@@ -224,8 +228,45 @@ public final class RpcServer {
                 entries, bytes, Objects.requireNonNull(ttl)));
     }
 
+    /**
+     * Records the server's calls to Micrometer's global registry ({@code Metrics.globalRegistry}),
+     * like Reactor Netty's {@code metrics(true)}: {@code jrdma.rpc.server.calls} (timer from a
+     * request's acceptance to its outcome; tags {@code name}, {@code function}, {@code outcome}),
+     * {@code jrdma.rpc.server.calls.in.flight} (gauge; {@code name}) and
+     * {@code jrdma.rpc.server.refused} (counter of frames turned away before any call; {@code name},
+     * {@code reason}). {@code name} is the address the server is bound to ({@code ip:port});
+     * {@code outcome} is {@code success}, {@code timeout} (the handler's), or the simple name of the
+     * exception the caller gets ({@code HandlerFailed}, {@code Overloaded}, {@code BadRequest}).
+     * The connections' own meters are the {@code RdmaServer}'s {@code metrics(true)}. Needs
+     * {@code io.micrometer:micrometer-core} on the class or module path; throws
+     * {@link IllegalStateException} here if it is missing.
+     *
+     * @param enabled whether to record
+     * @return a copy with metrics on or off
+     */
+    public RpcServer metrics(boolean enabled) {
+        if (enabled) RpcMetering.requireMicrometer();
+        return withMeters(enabled ? RpcMetering.GLOBAL_REGISTRY : null);
+    }
+
+    /**
+     * As {@link #metrics(boolean)}, recording to {@code registry}.
+     *
+     * @param enabled  whether to record
+     * @param registry where to record
+     * @return a copy with metrics on or off
+     */
+    public RpcServer metrics(boolean enabled, MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        return withMeters(enabled ? registry : null);
+    }
+
+    private RpcServer withMeters(@Nullable Object registry) {
+        return new RpcServer(rdma, functions, providers, providerLoader, settings, registry);
+    }
+
     private RpcServer with(Settings s) {
-        return new RpcServer(rdma, functions, providers, providerLoader, s);
+        return new RpcServer(rdma, functions, providers, providerLoader, s, meterRegistry);
     }
 
     /** {@return the names registered so far (not counting providers, which load at bind)} */
@@ -251,8 +292,10 @@ public final class RpcServer {
             // least privilege: staging is a READ target and a WRITE source of this side only, so no remote access
             long staging = rdma.configuration().exposedBufferSize() > 0 ? rdma.configuration().exposedBufferSize() : settings.stagingBytes;
             RdmaServer server = rdma.exposeBuffer(staging, Access.LOCAL_WRITE);
-            ServerCore core = new ServerCore(registry, settings);
-            return server.bind().map(bound -> new DisposableRpcServer(bound, core));
+            Object meters = meterRegistry;
+            // the meters' name is the bound address: the port may be picked at bind
+            return server.bind().map(bound -> new DisposableRpcServer(bound, new ServerCore(registry, settings,
+                    meters == null ? null : ServerMeters.create(meters, bound.address(), registry))));
         });
     }
 

@@ -64,6 +64,8 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
     private volatile @Nullable Subscription upstream;
     private volatile int finished;
     private int deadlineSlot;  // Deadlines' lock guards it
+    /** When the call began, for the server's meters ({@link #begin()}; 0 without metrics). */
+    private long started;
 
     ServerCall(ServerCore core, RequestHeader header, FunctionRegistry.Function function) {
         this.core = core;
@@ -77,10 +79,22 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
      */
     abstract void finished(RpcStatus status, byte[] payload, boolean executed);
 
+    /** The call was accepted: from here it finishes exactly once (rule 1), and the server's meters count it in flight. */
+    final void begin() {
+        ServerMeters m = core.meters;
+        if (m != null) started = m.begin();
+    }
+
     /** Finishes the call with this outcome, unless it finished already (rule 1). */
     final void finish(RpcStatus status, byte[] payload, boolean executed) {
+        finish(status, payload, executed, false);
+    }
+
+    private void finish(RpcStatus status, byte[] payload, boolean executed, boolean timedOut) {
         if (!FINISHED.compareAndSet(this, 0, 1)) return;
         core.deadlines.untrack(this);
+        ServerMeters m = core.meters;
+        if (m != null) m.end(function, started, CallOutcome.of(status, timedOut));
         finished(status, payload, executed);
     }
 
@@ -111,7 +125,7 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
         Operators.terminate(UPSTREAM, this);  // rule 3: decided before the interrupt
         if (finished == 0) core.handlerErrors.increment();
         finish(RpcStatus.HANDLER_ERROR, ServerSession.text("handler timed out after " + core.settings.handlerTimeout().toMillis()
-                + " ms and was cancelled"), true);
+                + " ms and was cancelled"), true, true);
         Disposable t = TASK.getAndSet(this, EXPIRED);
         if (t != null) t.dispose();
         else cancel();  // the call is its own task on the default pool (elsewhere, not scheduled yet: start() disposes it)

@@ -4,6 +4,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -20,6 +21,8 @@ final class ServerCore {
     /** Handler timeouts, swept together: a timer per call costs a thread wake-up each. */
     final Deadlines deadlines = new Deadlines();
     private final AtomicInteger running = new AtomicInteger();
+    /** Null without metrics: then nothing on a call's path records anything. */
+    final @Nullable ServerMeters meters;
 
     final LongAdder connectionsAccepted = new LongAdder();
     final LongAdder frames = new LongAdder();
@@ -42,9 +45,10 @@ final class ServerCore {
     /** A keyed retry parked on a running execution, answered on its own connection when it finishes. */
     record Waiter(ServerSession session, RequestHeader header) {}
 
-    ServerCore(FunctionRegistry functions, RpcServer.Settings settings) {
+    ServerCore(FunctionRegistry functions, RpcServer.Settings settings, @Nullable ServerMeters meters) {
         this.functions = functions;
         this.settings = settings;
+        this.meters = meters;
         this.handlerTimeoutNanos = settings.handlerTimeout().toNanos();
         this.table = new ResultTable<>(settings.tableEntries(), settings.tableBytes(), settings.tableTtl(), System::nanoTime);
     }
@@ -68,6 +72,7 @@ final class ServerCore {
      */
     void logDrop(ServerSession session, String reason) {
         dropped.increment();
+        if (meters != null) meters.refused(ServerMeters.Refusal.DROPPED);
         long n = dropped.sum();
         if (LOG.isDebugEnabled()) LOG.debug("dropped a frame from " + session + ": " + reason);
         if (n <= 10 || n % LOG_EVERY == 0) {

@@ -154,6 +154,7 @@ final class ServerSession {
         if (fn == null) {
             f.release();
             core.unknownFunction.increment();
+            if (core.meters != null) core.meters.refused(ServerMeters.Refusal.UNKNOWN_FUNCTION);
             respond(h, RpcStatus.UNKNOWN_FUNCTION, EMPTY);
             return;
         }
@@ -186,6 +187,7 @@ final class ServerSession {
                 }
             }
         }
+        call.begin();
         if (!core.tryStartHandler()) {
             core.overloaded.increment();
             call.finish(RpcStatus.OVERLOADED, text(core.settings.maxConcurrentCalls() + " calls are running"), false);
@@ -330,6 +332,7 @@ final class ServerSession {
 
     private void reject(long requestId, int maxInline, String reason) {
         core.rejected.increment();
+        if (core.meters != null) core.meters.refused(ServerMeters.Refusal.BAD_REQUEST);
         if (ServerCore.LOG.isDebugEnabled()) ServerCore.LOG.debug("rejected request " + Long.toUnsignedString(requestId) + " from " + this + ": " + reason);
         sendInline(requestId, RpcStatus.BAD_REQUEST, fit(text(reason), Math.min(maxInline, sendLimit)));
     }

@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaServer;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Locale;
@@ -42,6 +43,21 @@ final class DocSnippets {
         byte[] digest = client.call("sha256", new byte[2 << 20]).block();    // fetched by RDMA READ
         byte[] once = client.call("charge", order,                           // retried, runs at most once
                 CallOptions.defaults().timeout(Duration.ofSeconds(2)).retries(3)).block();
+        // README end
+    }
+
+    /** docs/rpc.md, Metrics: {@code registry} is the application's. */
+    @SuppressWarnings("unused")
+    static void metrics(MeterRegistry registry) {
+        // README: rpc metrics
+        DisposableRpcServer server = RpcServer.create(RdmaServer.create().host("10.77.0.2").port(7471))
+                .register("upper", RpcHandler.of(r -> r.text().toUpperCase(Locale.ROOT).getBytes(UTF_8)))
+                .metrics(true)                                                // to Metrics.globalRegistry
+                .bind().block(Duration.ofSeconds(10));
+        RpcClient client = RpcClient.create(RdmaClient.create().host("10.77.0.2").port(7471))
+                .defaults(CallOptions.defaults().timeout(Duration.ofSeconds(2)))
+                .metrics(true, registry)                                      // the application's MeterRegistry
+                .connect().block(Duration.ofSeconds(10));
         // README end
     }
 }

@@ -78,8 +78,12 @@ class ServerCallTest {
     private final StubScheduler scheduler = new StubScheduler();
 
     private ServerCore core(@Nullable Scheduler handlerScheduler) {
-        return new ServerCore(FunctionRegistry.of(Map.of()),
-                new RpcServer.Settings(256, Duration.ofSeconds(30), handlerScheduler, 4L << 20, 1024, 1L << 20, Duration.ofMinutes(5)));
+        return core(handlerScheduler, null);
+    }
+
+    private static ServerCore core(@Nullable Scheduler handlerScheduler, @Nullable ServerMeters meters) {
+        return new ServerCore(FunctionRegistry.of(Map.of("f", RpcHandler.of(r -> new byte[0]))),
+                new RpcServer.Settings(256, Duration.ofSeconds(30), handlerScheduler, 4L << 20, 1024, 1L << 20, Duration.ofMinutes(5)), meters);
     }
 
     private static final String TIMED_OUT = "HANDLER_ERROR: handler timed out after 30000 ms and was cancelled";
