@@ -32,10 +32,11 @@ import reactor.util.Logger;
  *     lets go. {@link #inThread} is true for the thread running a late task, while it runs;</li>
  * <li>the thread stops only when asked to ({@link #requestStop}), idle by its subclass's measure,
  *     and with no task queued, decided atomically with the queue ({@link #tryStop}): a task queued
- *     first makes it go on and run it;</li>
- * <li>a thread that stops on an unexpected error runs the tasks queued until then, then releases;
- *     while it runs them, a submitter on another thread waits for it to finish before its task
- *     counts as late;</li>
+ *     first makes it go on and run it. The request ends a sleep once; a thread not idle yet sleeps
+ *     again (it does not spin) until a task or its own event changes that;</li>
+ * <li>a thread that stops on an unexpected error logs it, runs the tasks queued until then, then
+ *     releases; while it runs them, a submitter on another thread waits for it to finish before
+ *     its task counts as late;</li>
  * <li>the wakeup coalesces: {@link #wake} is called only while the thread sleeps, by the first
  *     submitter to see it asleep, once per sleep, never by the thread itself. A task handed over
  *     while the thread is awake costs a queue node and one volatile read: no lock, no system call.</li>
@@ -72,6 +73,7 @@ public abstract class TaskThread implements Executor {
 
     private final String name;
     private final Logger log;
+    private final String afterAnError;
     private final AfterStop afterStop;
     private final Thread thread;
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
@@ -88,11 +90,13 @@ public abstract class TaskThread implements Executor {
     /**
      * Creates the thread; {@link #start} starts it once the subclass is built.
      *
-     * @param log the subclass's logger: failed tasks and failed releases go there
+     * @param log          the subclass's logger: failed tasks, an unexpected error and a failed release go there
+     * @param afterAnError what the log says an unexpected error that stops the thread leaves behind
      */
-    protected TaskThread(String name, boolean daemon, Logger log, AfterStop afterStop) {
+    protected TaskThread(String name, boolean daemon, Logger log, String afterAnError, AfterStop afterStop) {
         this.name = name;
         this.log = log;
+        this.afterAnError = afterAnError;
         this.afterStop = afterStop;
         this.thread = new Worker(name, this::run, daemon);
     }
@@ -173,7 +177,7 @@ public abstract class TaskThread implements Executor {
     /** Ends the thread's wait (a wakeup fd, {@code Selector.wakeup}). Any thread, at most once per sleep. */
     protected abstract void wake();
 
-    /** Releases what the thread holds, on the thread, once it stopped; {@code failure} is what stopped it, if anything did. */
+    /** Releases what the thread holds, on the thread, once it stopped; {@code failure} is what stopped it (logged already), if anything did. */
     protected abstract void release(@Nullable Throwable failure);
 
     /** Runs the queued tasks, and those they queue. The thread only. */
@@ -231,6 +235,7 @@ public abstract class TaskThread implements Executor {
 
     private void stop(@Nullable Throwable failure) {
         stopRequested = true;
+        if (failure != null) log.error(name + " stopped on an unexpected error: " + afterAnError, failure);
         if (state != STOPPING) {
             // stopped on an error, not at a tryStop: the tasks queued until now are run before the release
             state = STOPPING;

@@ -48,7 +48,7 @@ class TaskThreadTest {
         volatile Runnable beforeStop = () -> { };
 
         SemaphoreThread(String name, AfterStop afterStop) {
-            super(name, true, Loggers.getLogger(TaskThreadTest.class), afterStop);
+            super(name, true, Loggers.getLogger(TaskThreadTest.class), "the test goes on", afterStop);
             start();
         }
 

@@ -123,7 +123,7 @@ public final class Loop extends TaskThread {
     private final List<Member> afterBatch = new ArrayList<>();
 
     Loop(String name, int index, boolean daemon) {
-        super(name, daemon, LOG, AfterStop.RUN_BY_SUBMITTER);
+        super(name, daemon, LOG, "its connections are closed", AfterStop.RUN_BY_SUBMITTER);
         this.index = index;
         this.watches = new Watches(this, this::inLoop, System::nanoTime, Watches.CLOCK_EVERY);
         this.draining = new Draining(name, watches);
@@ -496,10 +496,7 @@ public final class Loop extends TaskThread {
     /** The loop stopped: its CQs and channels are destroyed; on an error, the members still draining are too. */
     @Override
     protected void release(@Nullable Throwable failure) {
-        if (failure != null) {
-            LOG.error(name() + " stopped on an unexpected error; its connections are closed", failure);
-            draining.destroyAll();
-        }
+        if (failure != null) draining.destroyAll();
         watches.close();
         List<LoopDevice> all;
         synchronized (cqLock) {

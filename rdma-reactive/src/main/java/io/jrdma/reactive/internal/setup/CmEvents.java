@@ -42,7 +42,7 @@ public final class CmEvents extends TaskThread {
     private final Map<CmId, Handler> handlers = new HashMap<>();  // event thread only
 
     public CmEvents(String name, boolean daemon) {
-        super(name, daemon, LOG, AfterStop.REFUSED);
+        super(name, daemon, LOG, "connections set up through it no longer see disconnects", AfterStop.REFUSED);
         this.channel = EventChannel.create();
         start();
     }
@@ -109,9 +109,6 @@ public final class CmEvents extends TaskThread {
 
     @Override
     protected void release(@Nullable Throwable failure) {
-        if (failure != null) {
-            LOG.error(name() + " stopped on an unexpected error: connections set up through it no longer see disconnects", failure);
-        }
         List<CmId> left = List.copyOf(handlers.keySet());
         handlers.clear();
         for (CmId id : left) {

@@ -38,7 +38,7 @@ public final class TcpEvents extends TaskThread {
     private final Selector selector;
 
     public TcpEvents(String name, boolean daemon) {
-        super(name, daemon, LOG, AfterStop.REFUSED);
+        super(name, daemon, LOG, "TCP-path connections no longer see their peers leave", AfterStop.REFUSED);
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
@@ -111,9 +111,6 @@ public final class TcpEvents extends TaskThread {
 
     @Override
     protected void release(@Nullable Throwable failure) {
-        if (failure != null) {
-            LOG.error(name() + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", failure);
-        }
         for (SelectionKey key : selector.keys()) {
             try {
                 ((Handler) key.attachment()).onFailure(new IllegalStateException(name() + " stopped"));
