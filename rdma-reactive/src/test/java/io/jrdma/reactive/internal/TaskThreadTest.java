@@ -41,6 +41,8 @@ class TaskThreadTest {
         final List<String> events = Collections.synchronizedList(new ArrayList<>());
         final AtomicReference<@Nullable Throwable> releasedOn = new AtomicReference<>();
         volatile boolean released;
+        /** True while release() runs: a task that sees it ran beside the release. */
+        volatile boolean releasing;
         volatile boolean idle = true;
         volatile boolean failTheWait;
         /** The test ends the waits itself: a wake is only counted. */
@@ -82,9 +84,12 @@ class TaskThreadTest {
 
         @Override
         protected void release(@Nullable Throwable failure) {
+            releasing = true;
             events.add("release");
             releasedOn.set(failure);
+            Thread.onSpinWait();
             released = true;
+            releasing = false;
         }
 
         Runnable record(String event) {
@@ -270,6 +275,41 @@ class TaskThreadTest {
             for (Thread th : threads) th.join();
             assertEquals(handed.get(), ran.get() + refused.get(), "round " + round + ": each task run or refused");
             assertFalse(ranAfterRelease.get(), "round " + round + ": a refusing thread runs nothing after its release");
+        }
+    }
+
+    @Test
+    void everyTaskHandedOverAsALoopLikeThreadStopsRunsOnceAndNeverBesideAnotherOrItsRelease() throws Exception {
+        for (int round = 0; round < 20; round++) {
+            SemaphoreThread t = new SemaphoreThread("task-thread-late-race-" + round, AfterStop.RUN_BY_SUBMITTER);
+            AtomicInteger handed = new AtomicInteger();
+            AtomicInteger ran = new AtomicInteger();
+            AtomicInteger running = new AtomicInteger();
+            AtomicBoolean overlap = new AtomicBoolean();
+            CountDownLatch go = new CountDownLatch(1);
+            List<Thread> threads = new ArrayList<>();
+            for (int s = 0; s < 3; s++) {
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        go.await();
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                    for (int i = 0; i < 20_000; i++) {
+                        handed.incrementAndGet();
+                        t.execute(() -> {
+                            if (running.incrementAndGet() != 1 || t.releasing) overlap.set(true);
+                            ran.incrementAndGet();
+                            running.decrementAndGet();
+                        });
+                    }
+                }));
+            }
+            go.countDown();
+            t.stop();
+            for (Thread th : threads) th.join();
+            assertEquals(handed.get(), ran.get(), "round " + round + ": every task ran by the time its submitter returned");
+            assertFalse(overlap.get(), "round " + round + ": two at once, or one beside the release");
         }
     }
 
