@@ -43,6 +43,8 @@ class TaskThreadTest {
         volatile boolean released;
         /** True while release() runs: a task that sees it ran beside the release. */
         volatile boolean releasing;
+        /** How long release() takes: long enough for late submitters to arrive while it runs. */
+        volatile long releaseNanos;
         volatile boolean idle = true;
         volatile boolean failTheWait;
         /** The test ends the waits itself: a wake is only counted. */
@@ -87,7 +89,8 @@ class TaskThreadTest {
             releasing = true;
             events.add("release");
             releasedOn.set(failure);
-            Thread.onSpinWait();
+            long end = System.nanoTime() + releaseNanos;
+            while (System.nanoTime() - end < 0) Thread.onSpinWait();
             released = true;
             releasing = false;
         }
@@ -282,6 +285,7 @@ class TaskThreadTest {
     void everyTaskHandedOverAsALoopLikeThreadStopsRunsOnceAndNeverBesideAnotherOrItsRelease() throws Exception {
         for (int round = 0; round < 20; round++) {
             SemaphoreThread t = new SemaphoreThread("task-thread-late-race-" + round, AfterStop.RUN_BY_SUBMITTER);
+            t.releaseNanos = 2_000_000;
             AtomicInteger handed = new AtomicInteger();
             AtomicInteger ran = new AtomicInteger();
             AtomicInteger running = new AtomicInteger();
