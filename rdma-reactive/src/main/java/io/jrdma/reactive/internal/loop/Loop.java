@@ -449,7 +449,9 @@ public final class Loop extends TaskThread {
      */
     private void sleep() {
         if (pollSetStale) syncPollSet();
-        if (!beginSleep()) return;
+        // a stopping loop polls until its last connection is gone: nothing wakes it when a drain ends
+        // or a member is destroyed off the loop, and its sleep would hold up the disposal
+        if (stopRequested() || !beginSleep()) return;
         try {
             LoopCq[] armed = cqs;
             for (LoopCq c : armed) c.cq.requestNotification(false);

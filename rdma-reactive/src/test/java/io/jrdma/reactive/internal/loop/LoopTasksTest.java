@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -35,6 +37,20 @@ class LoopTasksTest {
         assertEquals(Thread.currentThread(), ranOn.get(), "run before execute returned, on the submitter");
         assertEquals(List.of(true), inLoop, "the late task's thread is the stopped loop's, while it runs");
         assertFalse(loop.inLoop(), "and only while it runs");
+    }
+
+    @Test
+    void aStoppingLoopStopsAsSoonAsItsLastConnectionHasDrainedNotAtItsNextWakeUp() throws Exception {
+        TestConnection slow = new TestConnection("slow to drain");
+        slow.closing = true;
+        slow.flushed = false;
+        loop.drain(slow);
+        CompletableFuture<Void> stopped = group.shutdown().toFuture();
+        Thread.sleep(100);
+        assertFalse(stopped.isDone(), "a connection is still draining");
+        slow.flushed = true;  // nothing wakes the loop for this, as nothing does for a QP destroyed off the loop
+        stopped.get(2, TimeUnit.SECONDS);  // well below the loop's 5 s sleep
+        assertTrue(slow.destroyed);
     }
 
     @Test
