@@ -249,33 +249,19 @@ class TaskThreadTest {
             AtomicInteger refused = new AtomicInteger();
             AtomicInteger ran = new AtomicInteger();
             AtomicBoolean ranAfterRelease = new AtomicBoolean();
-            CountDownLatch go = new CountDownLatch(1);
-            List<Thread> threads = new ArrayList<>();
-            for (int s = 0; s < 3; s++) {
-                threads.add(Thread.ofPlatform().start(() -> {
-                    try {
-                        go.await();
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    boolean stopped = false;
-                    for (int i = 0; i < 20_000 && !stopped; i++) {
-                        handed.incrementAndGet();
-                        try {
-                            t.execute(() -> {
-                                if (t.released) ranAfterRelease.set(true);
-                                ran.incrementAndGet();
-                            });
-                        } catch (RejectedExecutionException e) {
-                            refused.incrementAndGet();
-                            stopped = true;
-                        }
-                    }
-                }));
-            }
-            go.countDown();
-            t.stop();
-            for (Thread th : threads) th.join();
+            handOverWhileStopping(t, () -> {
+                handed.incrementAndGet();
+                try {
+                    t.execute(() -> {
+                        if (t.released) ranAfterRelease.set(true);
+                        ran.incrementAndGet();
+                    });
+                    return true;
+                } catch (RejectedExecutionException e) {
+                    refused.incrementAndGet();
+                    return false;
+                }
+            });
             assertEquals(handed.get(), ran.get() + refused.get(), "round " + round + ": each task run or refused");
             assertFalse(ranAfterRelease.get(), "round " + round + ": a refusing thread runs nothing after its release");
         }
@@ -290,28 +276,15 @@ class TaskThreadTest {
             AtomicInteger ran = new AtomicInteger();
             AtomicInteger running = new AtomicInteger();
             AtomicBoolean overlap = new AtomicBoolean();
-            CountDownLatch go = new CountDownLatch(1);
-            List<Thread> threads = new ArrayList<>();
-            for (int s = 0; s < 3; s++) {
-                threads.add(Thread.ofPlatform().start(() -> {
-                    try {
-                        go.await();
-                    } catch (InterruptedException e) {
-                        return;
-                    }
-                    for (int i = 0; i < 20_000; i++) {
-                        handed.incrementAndGet();
-                        t.execute(() -> {
-                            if (running.incrementAndGet() != 1 || t.releasing) overlap.set(true);
-                            ran.incrementAndGet();
-                            running.decrementAndGet();
-                        });
-                    }
-                }));
-            }
-            go.countDown();
-            t.stop();
-            for (Thread th : threads) th.join();
+            handOverWhileStopping(t, () -> {
+                handed.incrementAndGet();
+                t.execute(() -> {
+                    if (running.incrementAndGet() != 1 || t.releasing) overlap.set(true);
+                    ran.incrementAndGet();
+                    running.decrementAndGet();
+                });
+                return true;
+            });
             assertEquals(handed.get(), ran.get(), "round " + round + ": every task ran by the time its submitter returned");
             assertFalse(overlap.get(), "round " + round + ": two at once, or one beside the release");
         }
@@ -372,6 +345,27 @@ class TaskThreadTest {
         t.stop();
         t.stop();
         assertEquals(List.of("release"), t.events, "released once");
+    }
+
+    /** Three threads hand tasks over ({@code handOne}, 20,000 times each or until it returns false) while the test stops {@code t}. */
+    private static void handOverWhileStopping(SemaphoreThread t, BooleanSupplier handOne) throws InterruptedException {
+        CountDownLatch go = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        for (int s = 0; s < 3; s++) {
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    go.await();
+                } catch (InterruptedException e) {
+                    return;
+                }
+                for (int i = 0; i < 20_000 && handOne.getAsBoolean(); i++) {
+                    // handOne hands one over
+                }
+            }));
+        }
+        go.countDown();
+        t.stop();
+        for (Thread th : threads) th.join();
     }
 
     private static void await(BooleanSupplier condition) throws InterruptedException {
