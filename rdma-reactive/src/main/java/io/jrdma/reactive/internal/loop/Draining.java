@@ -21,7 +21,8 @@ import reactor.util.Loggers;
  * <li>a sleeping loop waits no longer than the earliest drain deadline ({@link #cap}), and
  *     allocates nothing for it while no member is draining;</li>
  * <li>a loop that stops on an error destroys the members still draining at once
- *     ({@link #destroyAll}): no loop is left to wait for them.</li>
+ *     ({@link #destroyAll}), and a stopped loop each member that starts draining after: no loop is
+ *     left to wait for them.</li>
  * </ul>
  */
 final class Draining {
@@ -76,14 +77,16 @@ final class Draining {
         return wait;
     }
 
-    /** The loop stopped on {@code t}: destroys every member still draining; their failures are suppressed in {@code t}. */
-    void destroyAll(Throwable t) {
+    /** The loop stopped: destroys every member still draining, each once. */
+    void destroyAll() {
         // members' closing needs a loop to destroy them; this one is gone, so destroy them here
-        for (Member m : List.copyOf(draining)) {
+        List<Member> all = List.copyOf(draining);
+        draining.clear();
+        for (Member m : all) {
             try {
                 m.destroy();
-            } catch (Throwable e) {
-                t.addSuppressed(e);
+            } catch (Throwable t) {
+                LOG.error("destroying a connection on " + name + " failed", t);
             }
         }
     }

@@ -6,20 +6,18 @@ import io.jrdma.ffm.Wakeup;
 import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.PollingMode;
+import io.jrdma.reactive.internal.TaskThread;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -33,7 +31,9 @@ import reactor.util.Loggers;
  * <p>The loop thread also runs tasks other threads hand it ({@link #execute}): demand that frees
  * held completions, connections to drain, CQs to destroy. A sleeping loop waits in one poll(2)
  * over its channels, its devices' async event fds and a wakeup, so a task, a completion on any
- * device or an async event (SRQ limit, QP fatal) wakes it.
+ * device or an async event (SRQ limit, QP fatal) wakes it. A task handed over after the loop
+ * stopped is run by its submitter ({@link TaskThread}): what a loop is handed releases memory,
+ * destroys QPs and completes subscribers, and a stopped loop holds nothing for it to race with.
  *
  * <p>Teardown happens here, batched: a closing connection is drained (the loop waits until every
  * posted work request has flushed, or a deadline passed) and then destroyed on this thread,
@@ -43,7 +43,7 @@ import reactor.util.Loggers;
  * <p>Each pass also reads the words its connections wait on ({@link Watches}); while any wait is
  * registered a sleeping loop wakes at least every millisecond to read them.
  */
-public final class Loop implements Executor {
+public final class Loop extends TaskThread {
     /** What a loop needs of a connection: also what its one-sided waits need of it ({@link Watches.Owner}). */
     public interface Member extends Watches.Owner {
         /** Completion {@code i} of {@code wcs} belongs to this member's QP (loop thread). */
@@ -91,14 +91,9 @@ public final class Loop implements Executor {
     /** Entries of a new shared CQ, unless one connection needs more (the device's maximum caps it). */
     static final int DEFAULT_CQ_ENTRIES = 4096;
 
-    private final String name;
     private final int index;
-    private final LoopThread thread;
     private final Wakeup wakeup = Wakeup.create();
     private final LoopFds fds = new LoopFds(wakeup);
-    private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
-    /** Set while the loop is about to sleep or sleeps: only then does a new task need the wakeup's syscall. */
-    private final AtomicBoolean sleeping = new AtomicBoolean();
     /** Members on this loop, over all devices (each device's table is its LoopDevice's: QP numbers are per device). */
     private final AtomicInteger memberCount = new AtomicInteger();
     /** Connections assigned (CQ leases held): what least-loaded assignment compares. */
@@ -127,31 +122,20 @@ public final class Loop implements Executor {
     private boolean lastOfBatch;
     private final List<Member> afterBatch = new ArrayList<>();
 
-    private volatile boolean shutdown;
-    private final Sinks.Empty<Void> terminated = Sinks.empty();
-
     Loop(String name, int index, boolean daemon) {
-        this.name = name;
+        super(name, daemon, LOG, "its connections are closed", AfterStop.RUN_BY_SUBMITTER);
         this.index = index;
-        this.thread = new LoopThread(name, this::run, daemon);
         this.watches = new Watches(this, this::inLoop, System::nanoTime, Watches.CLOCK_EVERY);
         this.draining = new Draining(name, watches);
     }
 
-    void start() {
-        thread.start();
+    void begin() {
+        start();
     }
 
-    public String name() {
-        return name;
-    }
-
-    public long threadId() {
-        return thread.threadId();
-    }
-
+    /** {@link #inThread}, in the words of the loop's callers. */
     public boolean inLoop() {
-        return Thread.currentThread() == thread;
+        return inThread();
     }
 
     /** The one-sided waits of this loop's connections. */
@@ -179,13 +163,6 @@ public final class Loop implements Executor {
         return sleeps;
     }
 
-    /** Runs {@code task} on the loop thread, after what it is doing now. */
-    @Override
-    public void execute(Runnable task) {
-        tasks.add(task);
-        if (sleeping.get() && !inLoop()) wakeup.signal();
-    }
-
     // ------------------------------------------------------------------------------ membership
 
     /**
@@ -200,7 +177,7 @@ public final class Loop implements Executor {
                     + " maximum of " + domain.maxCqe() + ": use smaller queue depths");
         }
         synchronized (cqLock) {
-            if (shutdown) throw new IllegalStateException(name + " is shut down");
+            if (stopRequested()) throw new IllegalStateException(name() + " is shut down");
             LoopDevice device = devices.get(domain);
             if (device == null) {
                 device = new LoopDevice(domain, domain.context().createCompletionChannel());
@@ -325,10 +302,14 @@ public final class Loop implements Executor {
 
     /**
      * The member is closing and its QP is in ERR: its one-sided waits fail, then it is drained and
-     * destroyed here ({@link Draining}), all in the one task this queues. Any thread.
+     * destroyed here ({@link Draining}), all in the one task this queues; destroyed at once if the
+     * loop has stopped (its CQs are gone: no flush will come). Any thread.
      */
     public void drain(Member member) {
-        execute(() -> draining.add(member));
+        execute(() -> {
+            draining.add(member);
+            if (hasStopped()) draining.destroyAll();
+        });
     }
 
     /** Reads {@code domain}'s async events (SRQ limit, QP fatal, ...) on this loop. */
@@ -337,10 +318,6 @@ public final class Loop implements Executor {
             if (asyncSources.put(domain, Boolean.TRUE) == null) pollSetStale = true;
         }
         wakeIfSleeping();
-    }
-
-    private void wakeIfSleeping() {
-        if (sleeping.get() && !inLoop()) wakeup.signal();
     }
 
     /** The most eager mode any member asked for; EVENT when there is none. */
@@ -360,54 +337,42 @@ public final class Loop implements Executor {
 
     // ------------------------------------------------------------------------------ the loop
 
-    private void run() {
+    @Override
+    protected void serve() {
         int idle = 0;
         int spins = 0;
         long lastService = System.nanoTime();
-        try {
-            while (true) {
-                runTasks();
-                if (shutdown && draining.isEmpty() && memberCount.get() == 0) break;
-                int n = pollAll();
-                // a changed word is activity, as a completion is: an ADAPTIVE loop spins on after it
-                if (watches.any()) n += watches.poll();
-                if (!draining.isEmpty()) draining.destroyDrained();
-                if (n > 0) {
-                    idle = 0;
-                    continue;
-                }
-                PollingMode mode = mode();
-                if (mode == PollingMode.BUSY || mode == PollingMode.ADAPTIVE && ++idle < ADAPTIVE_SPINS) {
-                    Thread.onSpinWait();
-                    if ((++spins & (SPINS_PER_CLOCK_READ - 1)) == 0) {
-                        long now = System.nanoTime();
-                        if (now - lastService > BUSY_SERVICE_NANOS) {
-                            lastService = now;
-                            serviceFds(Duration.ZERO);
-                        }
-                    }
-                    continue;
-                }
-                sleep();
+        while (true) {
+            runTasks();
+            if (stopRequested() && draining.isEmpty() && memberCount.get() == 0 && tryStop()) return;
+            int n = pollAll();
+            // a changed word is activity, as a completion is: an ADAPTIVE loop spins on after it
+            if (watches.any()) n += watches.poll();
+            if (!draining.isEmpty()) draining.destroyDrained();
+            if (n > 0) {
                 idle = 0;
+                continue;
             }
-        } catch (Throwable t) {
-            LOG.error(name + " stopped on an unexpected error; its connections are closed", t);
-            draining.destroyAll(t);
-        } finally {
-            closeAll();
+            PollingMode mode = mode();
+            if (mode == PollingMode.BUSY || mode == PollingMode.ADAPTIVE && ++idle < ADAPTIVE_SPINS) {
+                Thread.onSpinWait();
+                if ((++spins & (SPINS_PER_CLOCK_READ - 1)) == 0) {
+                    long now = System.nanoTime();
+                    if (now - lastService > BUSY_SERVICE_NANOS) {
+                        lastService = now;
+                        serviceFds(Duration.ZERO);
+                    }
+                }
+                continue;
+            }
+            sleep();
+            idle = 0;
         }
     }
 
-    private void runTasks() {
-        Runnable task;
-        while ((task = tasks.poll()) != null) {
-            try {
-                task.run();
-            } catch (Throwable t) {
-                LOG.error("a task on " + name + " failed", t);
-            }
-        }
+    @Override
+    protected void wake() {
+        wakeup.signal();
     }
 
     private int pollAll() {
@@ -443,7 +408,7 @@ public final class Loop implements Executor {
     public boolean deferToBatchEnd(Member member) {
         // the batch's last completion: nothing after it could join the chain, so it goes now, ahead
         // of the rest of that completion's dispatch (a receive's repost, its subscriber's next steps)
-        if (!dispatching || lastOfBatch || Thread.currentThread() != thread) return false;
+        if (!dispatching || lastOfBatch || !inThread()) return false;
         // a repeat of the last (the common case: one connection's completions in a row) is dropped; an
         // interleaved repeat runs twice, which finds nothing more to post
         if (afterBatch.isEmpty() || afterBatch.getLast() != member) afterBatch.add(member);
@@ -456,7 +421,7 @@ public final class Loop implements Executor {
             try {
                 m.afterBatch();
             } catch (Throwable t) {
-                LOG.error("posting after a poll batch on " + name + " failed; closing its connection", t);
+                LOG.error("posting after a poll batch on " + name() + " failed; closing its connection", t);
                 m.fail(t);
             }
         }
@@ -472,7 +437,7 @@ public final class Loop implements Executor {
         try {
             m.onCompletion(wcs, i);
         } catch (Throwable t) {
-            LOG.error("dispatching a completion on " + name + " failed; closing its connection", t);
+            LOG.error("dispatching a completion on " + name() + " failed; closing its connection", t);
             m.fail(t);
         }
     }
@@ -484,9 +449,10 @@ public final class Loop implements Executor {
      */
     private void sleep() {
         if (pollSetStale) syncPollSet();
-        sleeping.set(true);
+        // a stopping loop polls until its last connection is gone: nothing wakes it when a drain ends
+        // or a member is destroyed off the loop, and its sleep would hold up the disposal
+        if (stopRequested() || !beginSleep()) return;
         try {
-            if (!tasks.isEmpty() || shutdown) return;
             LoopCq[] armed = cqs;
             for (LoopCq c : armed) c.cq.requestNotification(false);
             if (pollAll() > 0 || pollSetStale) return;
@@ -496,7 +462,7 @@ public final class Loop implements Executor {
             sleptNanos += System.nanoTime() - now;
             sleeps++;
         } finally {
-            sleeping.set(false);
+            endSleep();
         }
     }
 
@@ -524,18 +490,18 @@ public final class Loop implements Executor {
      * Completes when the thread has left.
      */
     Mono<Void> shutdown() {
-        synchronized (cqLock) {
-            shutdown = true;
+        synchronized (cqLock) {  // a reserve() sees it, or the loop sees the device it added
+            return requestStop();
         }
-        wakeup.signal();
-        return terminated.asMono();
     }
 
-    private void closeAll() {
+    /** The loop stopped: its CQs and channels are destroyed; on an error, the members still draining are too. */
+    @Override
+    protected void release(@Nullable Throwable failure) {
+        if (failure != null) draining.destroyAll();
         watches.close();
         List<LoopDevice> all;
         synchronized (cqLock) {
-            shutdown = true;
             all = List.copyOf(devices.values());
             devices.clear();
             cqs = new LoopCq[0];
@@ -547,16 +513,15 @@ public final class Loop implements Executor {
             try {
                 d.channel.close();
             } catch (RuntimeException e) {
-                LOG.warn("closing a completion channel of " + name + " failed", e);
+                LOG.warn("closing a completion channel of " + name() + " failed", e);
             }
         }
         fds.close();
         wakeup.close();
-        terminated.tryEmitEmpty();
     }
 
     @Override
     public String toString() {
-        return "Loop[" + name + ", " + load.get() + " connections, " + mode() + "]";
+        return "Loop[" + name() + ", " + load.get() + " connections, " + mode() + "]";
     }
 }

@@ -18,7 +18,7 @@ public final class LoopGroup {
         List<Loop> all = new ArrayList<>(count);
         for (int i = 0; i < count; i++) all.add(new Loop(prefix + "-loop-" + i, i, daemon));
         this.loops = List.copyOf(all);
-        loops.forEach(Loop::start);
+        loops.forEach(Loop::begin);
     }
 
     /** The loop with the fewest connections (the first of equals). */

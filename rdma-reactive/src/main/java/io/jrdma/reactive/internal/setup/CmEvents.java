@@ -7,13 +7,13 @@ import io.jrdma.ffm.EventChannel;
 import io.jrdma.ffm.PortSpace;
 import io.jrdma.ffm.RdmaTimeoutException;
 import io.jrdma.ffm.Wakeup;
+import io.jrdma.reactive.internal.TaskThread;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -23,9 +23,11 @@ import reactor.util.Loggers;
  * resolved, route resolved, connect request, established, disconnected), so a thousand
  * concurrent connects cost no thread each. Every id is created, used and destroyed on this
  * thread: rdma_cm must not destroy an id while another thread acts on it or reads its event. A task
- * handed to it is run there or refused, never dropped ({@link SetupTasks}).
+ * handed to it is run there or, once it stopped, refused, never dropped ({@link TaskThread}): a
+ * setup's first step fails its setup itself, and a clean-up has nothing left to do (the thread
+ * destroyed every id as it stopped).
  */
-public final class CmEvents implements Executor {
+public final class CmEvents extends TaskThread {
     /** Receives the events of the ids it was registered for, on the event thread. */
     public interface Handler {
         void onEvent(CmEvent event);
@@ -35,32 +37,14 @@ public final class CmEvents implements Executor {
     /** How long the thread sleeps between checks; tasks and events wake it at once. */
     private static final Duration WAIT = Duration.ofSeconds(5);
 
-    private final String name;
     private final EventChannel channel;
     private final Wakeup wakeup = Wakeup.create();
-    private final Thread thread;
-    private final SetupTasks tasks;
     private final Map<CmId, Handler> handlers = new HashMap<>();  // event thread only
-    private volatile boolean stopping;
-    private final Sinks.Empty<Void> stopped = Sinks.empty();
 
     public CmEvents(String name, boolean daemon) {
-        this.name = name;
-        this.tasks = new SetupTasks(name, LOG, "an rdma_cm task");
+        super(name, daemon, LOG, "connections set up through it no longer see disconnects", AfterStop.REFUSED);
         this.channel = EventChannel.create();
-        this.thread = new SetupThread(name, this::run, daemon);
-        thread.start();
-    }
-
-    /** Runs {@code task} on the event thread; refused ({@link java.util.concurrent.RejectedExecutionException}) once it stopped. */
-    @Override
-    public void execute(Runnable task) {
-        tasks.add(task);
-        if (Thread.currentThread() != thread) wakeup.signal();
-    }
-
-    public boolean inThread() {
-        return Thread.currentThread() == thread;
+        start();
     }
 
     /** A new id on the channel whose events go to {@code handler}. Event thread only. */
@@ -97,45 +81,49 @@ public final class CmEvents implements Executor {
     }
 
     private void requireThread() {
-        if (!inThread()) throw new IllegalStateException("rdma_cm ids are used on " + name + " only");
+        if (!inThread()) throw new IllegalStateException("rdma_cm ids are used on " + name() + " only");
     }
 
-    private void run() {
-        try {
-            while (true) {
-                tasks.runAll();
-                if (stopping && handlers.isEmpty() && tasks.closeIfIdle()) break;
-                CmEvent e;
-                try {
-                    e = channel.next(WAIT, wakeup);
-                } catch (RdmaTimeoutException timeout) {
-                    continue;
-                }
-                if (e != null) dispatch(e);
-            }
-        } catch (Throwable t) {
-            LOG.error(name + " stopped on an unexpected error: connections set up through it no longer see"
-                    + " disconnects", t);
-        } finally {
-            tasks.close();
-            tasks.runAll();
-            List<CmId> left = List.copyOf(handlers.keySet());
-            handlers.clear();
-            for (CmId id : left) {
-                try {
-                    id.close();
-                } catch (RuntimeException e) {
-                    LOG.warn("destroying an rdma_cm id failed", e);
-                }
-            }
+    @Override
+    protected void serve() {
+        while (true) {
+            runTasks();
+            if (stopRequested() && handlers.isEmpty() && tryStop()) return;
+            if (!beginSleep()) continue;
+            CmEvent e;
             try {
-                channel.close();
-            } catch (RuntimeException e) {
-                LOG.warn("closing the rdma_cm event channel failed", e);
+                e = channel.next(WAIT, wakeup);
+            } catch (RdmaTimeoutException timeout) {
+                continue;
+            } finally {
+                endSleep();
             }
-            wakeup.close();
-            stopped.tryEmitEmpty();
+            if (e != null) dispatch(e);
         }
+    }
+
+    @Override
+    protected void wake() {
+        wakeup.signal();
+    }
+
+    @Override
+    protected void release(@Nullable Throwable failure) {
+        List<CmId> left = List.copyOf(handlers.keySet());
+        handlers.clear();
+        for (CmId id : left) {
+            try {
+                id.close();
+            } catch (RuntimeException e) {
+                LOG.warn("destroying an rdma_cm id failed", e);
+            }
+        }
+        try {
+            channel.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the rdma_cm event channel failed", e);
+        }
+        wakeup.close();
     }
 
     private void dispatch(CmEvent e) {
@@ -156,7 +144,6 @@ public final class CmEvents implements Executor {
 
     /** Stops once every id is destroyed; the channel closes with the thread. */
     public Mono<Void> shutdown() {
-        SetupTasks.offer(this, () -> stopping = true);
-        return stopped.asMono();
+        return requestStop();
     }
 }

@@ -1,5 +1,6 @@
 package io.jrdma.reactive.internal.setup;
 
+import io.jrdma.reactive.internal.TaskThread;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.CancelledKeyException;
@@ -9,9 +10,8 @@ import java.nio.channels.Selector;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 
@@ -19,10 +19,12 @@ import reactor.util.Loggers;
  * One selector and one thread for every socket of the TCP setup path of an
  * {@code RdmaResources}: listening sockets, handshakes in progress and the control connections of
  * established connections (whose end is how a peer's departure shows). No thread per socket.
- * Every socket is registered, used and closed on this thread. A task handed to it is run there or
- * refused, never dropped ({@link SetupTasks}).
+ * Every socket is registered, used and closed on this thread. A task handed to it is run there or,
+ * once it stopped, refused, never dropped ({@link TaskThread}): a setup's first step fails its
+ * setup itself, and a clean-up has nothing left to do (the thread released every socket as it
+ * stopped).
  */
-public final class TcpEvents implements Executor {
+public final class TcpEvents extends TaskThread {
     /** Something registered with the selector; its methods run on the selector thread. */
     interface Handler {
         void onReady(SelectionKey key) throws IOException;
@@ -33,39 +35,21 @@ public final class TcpEvents implements Executor {
 
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.tcp");
 
-    private final String name;
     private final Selector selector;
-    private final Thread thread;
-    private final SetupTasks tasks;
-    private volatile boolean stopping;
-    private final Sinks.Empty<Void> stopped = Sinks.empty();
 
     public TcpEvents(String name, boolean daemon) {
-        this.name = name;
-        this.tasks = new SetupTasks(name, LOG, "a TCP setup task");
+        super(name, daemon, LOG, "TCP-path connections no longer see their peers leave", AfterStop.REFUSED);
         try {
             this.selector = Selector.open();
         } catch (IOException e) {
             throw new UncheckedIOException("opening a selector for the TCP setup path failed", e);
         }
-        this.thread = new SetupThread(name, this::run, daemon);
-        thread.start();
-    }
-
-    /** Runs {@code task} on the selector thread; refused ({@link java.util.concurrent.RejectedExecutionException}) once it stopped. */
-    @Override
-    public void execute(Runnable task) {
-        tasks.add(task);
-        if (Thread.currentThread() != thread) selector.wakeup();
-    }
-
-    boolean inThread() {
-        return Thread.currentThread() == thread;
+        start();
     }
 
     /** Registers {@code channel} (non-blocking) for {@code ops}. Selector thread only. */
     SelectionKey register(SelectableChannel channel, int ops, Handler handler) throws IOException {
-        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are registered on " + name + " only");
+        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are registered on " + name() + " only");
         channel.configureBlocking(false);
         return channel.register(selector, ops, handler);
     }
@@ -81,7 +65,7 @@ public final class TcpEvents implements Executor {
 
     /** The handlers of the sockets registered now. Selector thread only. */
     List<Handler> handlers() {
-        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are looked at on " + name + " only");
+        if (!inThread()) throw new IllegalStateException("sockets of the TCP path are looked at on " + name() + " only");
         List<Handler> all = new ArrayList<>();
         for (SelectionKey k : selector.keys()) if (k.isValid()) all.add((Handler) k.attachment());
         return all;
@@ -92,50 +76,57 @@ public final class TcpEvents implements Executor {
         return selector.keys().size();
     }
 
-    private void run() {
-        try {
-            while (true) {
-                tasks.runAll();
-                // a select deregisters the keys of channels closed since the last one
-                if (stopping && selector.selectNow() == 0 && selector.keys().isEmpty() && tasks.closeIfIdle()) break;
-                selector.select(stopping ? 100 : 5_000);
-                for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
-                    SelectionKey key = it.next();
-                    it.remove();
-                    Handler h = (Handler) key.attachment();
-                    try {
-                        if (key.isValid()) h.onReady(key);
-                    } catch (CancelledKeyException ignored) {
-                        // closed while we looked at it
-                    } catch (Throwable t) {
-                        h.onFailure(t);
-                    }
-                }
-            }
-        } catch (Throwable t) {
-            LOG.error(name + " stopped on an unexpected error: TCP-path connections no longer see their peers leave", t);
-        } finally {
-            tasks.close();
-            tasks.runAll();
-            for (SelectionKey key : selector.keys()) {
+    @Override
+    protected void serve() throws IOException {
+        while (true) {
+            runTasks();
+            // a select deregisters the keys of channels closed since the last one
+            if (stopRequested() && selector.selectNow() == 0 && selector.keys().isEmpty() && tryStop()) return;
+            if (beginSleep()) {
                 try {
-                    ((Handler) key.attachment()).onFailure(new IllegalStateException(name + " stopped"));
-                } catch (RuntimeException ignored) {
-                    // best effort
+                    selector.select(stopRequested() ? 100 : 5_000);
+                } finally {
+                    endSleep();
                 }
             }
-            try {
-                selector.close();
-            } catch (IOException e) {
-                LOG.warn("closing the selector failed", e);
+            for (Iterator<SelectionKey> it = selector.selectedKeys().iterator(); it.hasNext(); ) {
+                SelectionKey key = it.next();
+                it.remove();
+                Handler h = (Handler) key.attachment();
+                try {
+                    if (key.isValid()) h.onReady(key);
+                } catch (CancelledKeyException ignored) {
+                    // closed while we looked at it
+                } catch (Throwable t) {
+                    h.onFailure(t);
+                }
             }
-            stopped.tryEmitEmpty();
+        }
+    }
+
+    @Override
+    protected void wake() {
+        selector.wakeup();
+    }
+
+    @Override
+    protected void release(@Nullable Throwable failure) {
+        for (SelectionKey key : selector.keys()) {
+            try {
+                ((Handler) key.attachment()).onFailure(new IllegalStateException(name() + " stopped"));
+            } catch (RuntimeException ignored) {
+                // best effort
+            }
+        }
+        try {
+            selector.close();
+        } catch (IOException e) {
+            LOG.warn("closing the selector failed", e);
         }
     }
 
     /** Stops once every socket is closed. */
     public Mono<Void> shutdown() {
-        SetupTasks.offer(this, () -> stopping = true);
-        return stopped.asMono();
+        return requestStop();
     }
 }

@@ -4,11 +4,13 @@ import io.jrdma.ffm.WorkCompletions;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.PollingMode;
 
-/** A connection to the loop tests, with no QP: its waits' owner, and a member whose drain ends at once (nothing posted). */
+/** A connection to the loop tests, with no QP: its waits' owner, and a member whose drain ends at once (nothing posted) unless told. */
 final class TestConnection implements Loop.Member {
     private final String name;
     volatile boolean closing;
     volatile boolean destroyed;
+    /** False: its work requests have not flushed yet, and its drain deadline is a minute away. */
+    volatile boolean flushed = true;
 
     TestConnection(String name) {
         this.name = name;
@@ -36,12 +38,12 @@ final class TestConnection implements Loop.Member {
 
     @Override
     public boolean drained() {
-        return true;
+        return flushed;
     }
 
     @Override
     public long drainDeadline() {
-        return System.nanoTime();
+        return flushed ? System.nanoTime() : System.nanoTime() + 60_000_000_000L;
     }
 
     @Override

@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.setup;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
@@ -11,11 +10,11 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import reactor.util.Loggers;
 
 /**
- * The rules of {@link SetupTasks}' Javadoc: a task handed to a setup thread is run there or refused
- * to its submitter, never accepted and dropped. On the host: the TCP selector thread needs no device.
+ * A task handed to a setup thread is run there or refused to its submitter, never accepted and
+ * dropped ({@link io.jrdma.reactive.internal.TaskThread}'s rules, here as the setup path relies on
+ * them). On the host: the TCP selector thread needs no device.
  */
 @Timeout(30)
 class SetupTasksTest {
@@ -30,18 +29,6 @@ class SetupTasksTest {
         assertThrows(RejectedExecutionException.class, () -> events.execute(() -> ran.set(true)));
         assertFalse(SetupTasks.offer(events, () -> ran.set(true)));
         assertFalse(ran.get());
-    }
-
-    @Test
-    void theThreadStopsTakingTasksOnlyWhenNoneIsQueued() {
-        SetupTasks tasks = new SetupTasks("setup-tasks-test", Loggers.getLogger(SetupTasksTest.class), "a test task");
-        AtomicBoolean ran = new AtomicBoolean();
-        tasks.add(() -> ran.set(true));  // queued as the thread decides to stop: it goes on and runs it
-        assertFalse(tasks.closeIfIdle());
-        tasks.runAll();
-        assertTrue(ran.get());
-        assertTrue(tasks.closeIfIdle());
-        assertThrows(RejectedExecutionException.class, () -> tasks.add(() -> { }));
     }
 
     @Test
