@@ -56,11 +56,17 @@ final class RdmaProcess implements AutoCloseable {
     }
 
     /**
-     * {@link #start(String, String, String...)} in a lean JVM, for tests that run many at once in
-     * the lab's 4 GB: a small heap, one compiler thread.
+     * {@link #start(String, String, String...)} in a lean JVM, for tests that start many short-lived
+     * clients at once: a small heap (the lab has 4 GB), interpreted, and FFM's downcalls bound
+     * without generated classes. In the emulated lab a one-message {@code rdma send} client spends
+     * most of its CPU in C1's compiles and in the classes FFM spins for its downcalls: measured
+     * alone in one lab session, 34.9 s of CPU with C1, 19.9 s interpreted, 15.4 s interpreted
+     * without the generated binding classes (the JDK's {@code DowncallLinker.USE_SPEC}). Nothing
+     * the client does is the faster for it; only what it costs the emulator's one CPU.
      */
     static RdmaProcess startLean(String name, String stdin, String... args) {
-        return start(name, List.of(), List.of("-Xmx96m", "-XX:CICompilerCount=1"), jar(), stdin, args);
+        return start(name, List.of(), List.of("-Xmx96m", "-Xint", "-Djdk.internal.foreign.DowncallLinker.USE_SPEC=false"), jar(), stdin,
+                args);
     }
 
     private static RdmaProcess start(String name, List<String> wrapper, List<String> jvmOptions, Path jar, String stdin, String... args) {
