@@ -24,11 +24,11 @@ import org.junit.jupiter.api.Timeout;
  * <p>The clients start in waves of {@code jrdma.cliBurst.wave} (5), each wave's JVMs together, so
  * their connect requests arrive together; a client stays connected, its stdin open, until every
  * client is, then each gets its line at once. Why waves: the lab emulates one CPU, and JVMs
- * starting together there cost more than the sum of each alone (the emulator flushes its TLB at
- * every switch between processes): measured in one lab session, a client alone took 15 s of CPU,
- * twenty started together 51 s each, and the twenty were served after 547 s, where waves of five
- * take a fraction of it. The server serves them at once either way (lab/README.md, "Many client
- * processes at once").
+ * starting together there cost each more than one alone: measured in one lab session, a client
+ * alone took 15 s of CPU, twenty started together 51 s each (not the guest scheduler's switches:
+ * 25 ms slices instead of 1.5 ms changed nothing), all served 547 s after they started. Once they
+ * are connected the server answers them all within seconds (lab/README.md, "Many client processes
+ * at once").
  */
 @Tag("device")
 @Timeout(2400)  // the waves' own deadlines are the ones that count; this covers lab/cli-burst's 50
