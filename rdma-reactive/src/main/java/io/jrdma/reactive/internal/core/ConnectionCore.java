@@ -18,6 +18,7 @@ import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.internal.observe.ConnectionMeters;
 import io.jrdma.reactive.internal.observe.Observer;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -462,14 +463,9 @@ public final class ConnectionCore implements Loop.Member {
         return new ConnectionException.Closed(description + " is closed" + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
-    /** Why the connection closes (the first cause), or null while open. */
-    public @Nullable Throwable closeCause() {
-        return close.cause();
-    }
-
-    /** Whether it closes because this side closed it ({@link #close()}), not for the peer or a failure. */
-    public boolean closedLocally() {
-        return close.isLocal();
+    /** Why the connection closed, in the connection meters' terms: its first cause, and whether that was {@link #close()}. */
+    public ConnectionMeters.Closure closure() {
+        return ConnectionMeters.Closure.of(close.cause(), close.isLocal());
     }
 
     /**

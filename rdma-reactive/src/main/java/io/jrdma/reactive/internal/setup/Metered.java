@@ -22,7 +22,7 @@ final class Metered {
     static void opened(ConnectionMeters meters, ConnectionCore core) {
         if (meters == ConnectionMeters.NONE) return;
         meters.opened();
-        core.onDestroyed(() -> meters.closed(ConnectionMeters.Closure.of(core.closeCause(), core.closedLocally())));
+        core.onDestroyed(() -> meters.closed(core.closure()));
     }
 
     /** {@code callback}, with the connect timed from now to its one signal, and an established connection {@linkplain #opened counted}. */
