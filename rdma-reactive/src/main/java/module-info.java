@@ -12,7 +12,7 @@ module io.jrdma.reactive {
     requires transitive reactor.core;
     requires transitive org.reactivestreams;
     requires static transitive org.jspecify;  // annotations only: not needed at run time
-    requires static micrometer.core;  // optional: metrics(true) only
+    requires static micrometer.core;  // optional: metrics(true) only; not transitive: a module without it must still resolve
     exports io.jrdma.reactive;
     exports io.jrdma.reactive.memory;
 }

@@ -39,6 +39,8 @@ public final class ConnectionConfig {
     private final int ackTimeout;
     private final int minRnrTimer;
     private final boolean metrics;
+    /** A Micrometer {@code MeterRegistry}, typed Object so that this class loads without Micrometer; null: the global one. */
+    private final @Nullable Object meterRegistry;
     private final boolean wiretap;
     private final boolean receiverCredits;
     private final int maxMessageSize;
@@ -84,6 +86,7 @@ public final class ConnectionConfig {
         this.maxInlineData = d.maxInlineData;
         this.device = d.device;
         this.metrics = d.metrics;
+        this.meterRegistry = d.metrics ? d.meterRegistry : null;
         this.wiretap = d.wiretap;
         this.port = d.port;
         this.gidIndex = d.gidIndex;
@@ -262,9 +265,18 @@ public final class ConnectionConfig {
         return eagerMessageSize;
     }
 
-    /** {@return whether operations, bytes, latencies, errors and loop activity are recorded to Micrometer's global registry} */
+    /** {@return whether connections, operations, bytes, latencies, errors and loop activity are recorded to Micrometer} */
     public boolean metrics() {
         return metrics;
+    }
+
+    /**
+     * {@return the Micrometer {@code MeterRegistry} metrics are recorded to, as given to
+     * {@code metrics(true, registry)}, or null for Micrometer's global registry (and when metrics
+     * are off)} Typed {@code Object} so that this class loads without Micrometer, an optional dependency.
+     */
+    public @Nullable Object meterRegistry() {
+        return meterRegistry;
     }
 
     /** {@return whether every work request and completion is logged (logger {@code io.jrdma.reactive.wiretap}, DEBUG)} */
@@ -299,7 +311,7 @@ public final class ConnectionConfig {
                 && connectTimeout.equals(c.connectTimeout) && operationTimeout.equals(c.operationTimeout)
                 && maxInlineData == c.maxInlineData && Objects.equals(device, c.device) && port == c.port && gidIndex == c.gidIndex
                 && responderResources == c.responderResources && initiatorDepth == c.initiatorDepth && retryCount == c.retryCount
-                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && wiretap == c.wiretap
+                && rnrRetryCount == c.rnrRetryCount && ackTimeout == c.ackTimeout && minRnrTimer == c.minRnrTimer && metrics == c.metrics && meterRegistry == c.meterRegistry && wiretap == c.wiretap
                 && receiverCredits == c.receiverCredits && maxMessageSize == c.maxMessageSize && eagerMessageSize == c.eagerMessageSize;
     }
 
@@ -317,7 +329,7 @@ public final class ConnectionConfig {
                 + ", reads " + responderResources + "/" + initiatorDepth + ", retry " + retryCount + "/" + rnrRetryCount
                 + (ackTimeout < 0 ? "" : ", ACK timeout 2^" + ackTimeout + " x 4.096 us")
                 + (minRnrTimer < 0 ? "" : ", RNR NAK delay " + RnrNakTimer.delay(minRnrTimer))
-                + (metrics ? ", metrics" : "") + (wiretap ? ", wiretap" : "") + (receiverCredits ? "" : ", no receiver credits")
+                + (metrics ? meterRegistry == null ? ", metrics" : ", metrics to " + meterRegistry.getClass().getSimpleName() : "") + (wiretap ? ", wiretap" : "") + (receiverCredits ? "" : ", no receiver credits")
                 + ", messages up to " + maxMessageSize + (eagerMessageSize == Integer.MAX_VALUE ? "" : ", eager up to " + eagerMessageSize) + "]";
     }
 
@@ -332,6 +344,7 @@ public final class ConnectionConfig {
         Duration connectTimeout = Duration.ofSeconds(10), operationTimeout = Duration.ofSeconds(30);
         @Nullable String device;
         boolean metrics, wiretap;
+        @Nullable Object meterRegistry;
         boolean receiverCredits = true;
         int maxMessageSize = 16 << 20, eagerMessageSize = Integer.MAX_VALUE;
 
@@ -359,6 +372,7 @@ public final class ConnectionConfig {
             ackTimeout = c.ackTimeout;
             minRnrTimer = c.minRnrTimer;
             metrics = c.metrics;
+            meterRegistry = c.meterRegistry;
             wiretap = c.wiretap;
             receiverCredits = c.receiverCredits;
             maxMessageSize = c.maxMessageSize;

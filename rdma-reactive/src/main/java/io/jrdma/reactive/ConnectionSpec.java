@@ -3,6 +3,7 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.RnrNakTimer;
 import io.jrdma.reactive.internal.observe.Metering;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -361,21 +362,41 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
 
     /**
      * Records what the connections do to Micrometer's global registry ({@code Metrics.globalRegistry}),
-     * like Reactor Netty's {@code metrics(true)}: {@code jrdma.operations} (counter; tags
-     * {@code opcode}, {@code status}), {@code jrdma.operation.bytes} (counter; {@code opcode}),
-     * {@code jrdma.operation.time} (timer from post to completion; {@code opcode}),
-     * {@code jrdma.operations.in.flight} (gauge: send credits in use), and per loop
-     * {@code jrdma.loop.completions} and {@code jrdma.loop.sleep} (seconds asleep in poll(2): the
-     * loop's idle time; tag {@code loop}). The library's operation {@code Mono}s are then named
-     * {@code jrdma.operation} for Reactor's {@code tap()}. Needs {@code io.micrometer:micrometer-core}
-     * on the class or module path; throws {@link IllegalStateException} here if it is missing.
+     * like Reactor Netty's {@code metrics(true)}: connections ({@code jrdma.connections.active},
+     * {@code .opened}, {@code .closed} by cause; a client's {@code jrdma.connect.time} by outcome, a
+     * server's {@code jrdma.accepts.rejected} by reason), operations ({@code jrdma.operations} by
+     * opcode and status, {@code jrdma.operation.bytes}, {@code jrdma.operation.time} from post to
+     * completion, {@code jrdma.operations.in.flight}) and per loop {@code jrdma.loop.completions} and
+     * {@code jrdma.loop.sleep}; docs/running.md has their tags. The library's operation {@code Mono}s
+     * are then named {@code jrdma.operation} for Reactor's {@code tap()}. Needs
+     * {@code io.micrometer:micrometer-core} on the class or module path; throws
+     * {@link IllegalStateException} here if it is missing.
      *
      * @param enabled whether to record
      * @return a copy with metrics on or off
      */
     public T metrics(boolean enabled) {
         if (enabled) Metering.requireMicrometer();
-        return with(d -> d.metrics = enabled);
+        return with(d -> {
+            d.metrics = enabled;
+            d.meterRegistry = null;
+        });
+    }
+
+    /**
+     * {@link #metrics(boolean)} to {@code registry} instead of the global registry, like Reactor
+     * Netty's {@code metrics(true, recorder)}.
+     *
+     * @param enabled  whether to record
+     * @param registry where the meters go; kept only while {@code enabled}
+     * @return a copy with metrics on (to {@code registry}) or off
+     */
+    public T metrics(boolean enabled, MeterRegistry registry) {
+        Objects.requireNonNull(registry, "registry");
+        return with(d -> {
+            d.metrics = enabled;
+            d.meterRegistry = registry;
+        });
     }
 
     /**

@@ -9,7 +9,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * OPEN ──begin(cause)──▶ CLOSING ──disconnected()──▶ DRAINING ──destroy()──▶ DESTROYED
  * </pre>
  * <ul>
- * <li>{@code begin}: the first cause wins; nothing is posted from then on, and the QP is moved to
+ * <li>{@code begin}: the first cause wins (and whether it was this side's own close, for the
+ *     connection meters); nothing is posted from then on, and the QP is moved to
  *     ERR (by whichever thread began), so every posted work request flushes;</li>
  * <li>{@code disconnected}: the QP is in ERR (or could not be moved): only from now on may the
  *     loop destroy it, since the closer may still be inside {@code ibv_modify_qp} before;</li>
@@ -23,14 +24,21 @@ public final class CloseState {
 
     private final AtomicInteger state = new AtomicInteger(OPEN);
     private volatile Throwable cause;
+    private volatile boolean local;
     private volatile long drainDeadline;
 
     /** True for the first call: its caller disconnects. */
     public boolean begin(Throwable why) {
+        return begin(why, false);
+    }
+
+    /** {@link #begin(Throwable)}, {@code local} saying whether it is this side's own close (the application's, its server's or resources'). */
+    public boolean begin(Throwable why, boolean local) {
         if (state.get() != OPEN) return false;
         synchronized (this) {
             if (state.get() != OPEN) return false;
             cause = why;
+            this.local = local;
             drainDeadline = System.nanoTime() + DRAIN_TIMEOUT.toNanos();
             state.set(CLOSING);
             return true;
@@ -62,6 +70,11 @@ public final class CloseState {
     /** Why the connection closes, or null while open. */
     public Throwable cause() {
         return cause;
+    }
+
+    /** Whether the cause that won was this side's own close. */
+    public boolean isLocal() {
+        return local;
     }
 
     /** When the loop stops waiting for flushes (System.nanoTime()). */

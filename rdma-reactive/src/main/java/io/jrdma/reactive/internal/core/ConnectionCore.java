@@ -18,6 +18,7 @@ import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.internal.observe.ConnectionMeters;
 import io.jrdma.reactive.internal.observe.Observer;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.MemoryDomain;
@@ -462,6 +463,11 @@ public final class ConnectionCore implements Loop.Member {
         return new ConnectionException.Closed(description + " is closed" + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
+    /** Why the connection closed, in the connection meters' terms: its first cause, and whether that was {@link #close()}. */
+    public ConnectionMeters.Closure closure() {
+        return ConnectionMeters.Closure.of(close.cause(), close.isLocal());
+    }
+
     /**
      * Closes locally; completes when the connection is destroyed. Messages nobody received are
      * released (the application is done with the connection), also those a peer's close left.
@@ -469,7 +475,7 @@ public final class ConnectionCore implements Loop.Member {
     public Mono<Void> close() {
         return Mono.defer(() -> {
             discardUnread = true;
-            beginClose(new ConnectionException.Closed(description + " closed locally"));
+            beginClose(new ConnectionException.Closed(description + " closed locally"), true);
             if (close.isDestroyed()) inbox.takeUnread().forEach(ReceivedMessage::release);  // else destroy() releases them
             return closed.asMono();
         });
@@ -481,7 +487,11 @@ public final class ConnectionCore implements Loop.Member {
      * Any thread; never blocks.
      */
     public void beginClose(Throwable cause) {
-        if (!close.begin(cause)) return;
+        beginClose(cause, false);
+    }
+
+    private void beginClose(Throwable cause, boolean local) {
+        if (!close.begin(cause, local)) return;
         if (LOG.isDebugEnabled()) LOG.debug(this + " closing: " + cause);
         sendQueue.close(this::closedError, cause);  // nothing is posted from now on
         // nor received into: a buffer re-posted to the QP in ERR would flush, come back and be re-posted, over and over

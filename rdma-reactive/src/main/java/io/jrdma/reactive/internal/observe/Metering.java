@@ -1,10 +1,13 @@
 package io.jrdma.reactive.internal.observe;
 
 import io.jrdma.reactive.internal.loop.Loop;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The door to Micrometer, an optional dependency: nothing here names a Micrometer type, so this
- * class loads without it; {@link MicrometerObserver} is loaded only once metrics were asked for.
+ * class loads without it; {@link MicrometerObserver} and {@link MicrometerConnections} are loaded
+ * only once metrics were asked for. A registry travels as {@code Object} (null: Micrometer's
+ * global registry) for the same reason.
  */
 public final class Metering {
     private Metering() {}
@@ -19,8 +22,17 @@ public final class Metering {
         }
     }
 
-    /** The metrics observer, with {@code loop}'s meters registered once. */
-    static Observer observer(Loop loop) {
-        return MicrometerObserver.forLoop(loop);
+    /** The metrics observer of {@code registry}, with {@code loop}'s meters registered there once. */
+    static Observer observer(@Nullable Object registry, Loop loop) {
+        return MicrometerObserver.forLoop(registry, loop);
+    }
+
+    /**
+     * The connection meters of {@code side} over {@code transport} (and listener {@code name}) in
+     * {@code registry}; {@link ConnectionMeters#NONE} when the registry refuses them (a name
+     * registered there with other tags, say): the connections go on unrecorded.
+     */
+    static ConnectionMeters connections(@Nullable Object registry, ConnectionMeters.Side side, String transport, @Nullable String name) {
+        return MicrometerObserver.connections(registry, side, transport, name);
     }
 }

@@ -37,7 +37,7 @@ public interface Observer {
      * on {@code loop}: metrics, wiretap, both, or {@link #NONE}.
      */
     static Observer of(ConnectionConfig config, String description, Loop loop) {
-        Observer metrics = config.metrics() ? Metering.observer(loop) : NONE;
+        Observer metrics = config.metrics() ? Metering.observer(config.meterRegistry(), loop) : NONE;
         Observer wiretap = config.wiretap() ? new Wiretap(description) : NONE;
         if (metrics == NONE) return wiretap;
         if (wiretap == NONE) return metrics;

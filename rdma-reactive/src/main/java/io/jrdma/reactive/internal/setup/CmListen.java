@@ -11,6 +11,7 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.internal.observe.ConnectionMeters.Rejection;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.InetSocketAddress;
 import java.util.Arrays;
@@ -55,6 +56,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 l.listenId.bind(settings.bindAddress());
                 l.listenId.listen(settings.backlog());
                 l.address = l.listenId.localAddress();
+                l.bound(Transport.RDMA_CM);
                 resources.track(l);
                 bound.tryEmitValue(l);
             } catch (RuntimeException e) {
@@ -89,7 +91,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
         CmId id = e.id();
         InetSocketAddress peer = id.remoteAddress();
         if (isClosing()) {
-            reject(id, peer, "the server is shutting down", "");
+            reject(id, peer, Rejection.SHUTTING_DOWN, "the server is shutting down", "");
             return;
         }
         // A request waits in the event channel while those before it are served; under a burst its
@@ -102,13 +104,13 @@ final class CmListen extends Listener implements CmEvents.Handler {
             try {
                 theirs = ConnectionDescriptor.decode(e.privateData());
             } catch (ConnectionException.Protocol p) {
-                reject(id, peer, "not a jrdma client: " + p.getMessage() + " in its connect request",
+                reject(id, peer, Rejection.MALFORMED, "not a jrdma client: " + p.getMessage() + " in its connect request",
                         "; a client that is not jrdma needs a server with acceptRaw");
                 return;
             }
         }
         if (!settings.acceptFilter().test(peer)) {
-            reject(id, peer, "the server does not accept connections from " + SetupMessages.host(peer), "");
+            reject(id, peer, Rejection.FILTERED, "the server does not accept connections from " + SetupMessages.host(peer), "");
             return;
         }
         InetSocketAddress here = id.localAddress();  // the address the client reached, not a wildcard listener's
@@ -122,7 +124,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 proven = SetupAuthentication.server(settings.authentication(), Transport.RDMA_CM, here, peer, setup, SetupAuthentication.CM_DESCRIPTOR_AT,
                         data.length >= ConnectionDescriptor.SIZE + n ? Arrays.copyOfRange(data, ConnectionDescriptor.SIZE, ConnectionDescriptor.SIZE + n) : null);
             } catch (ConnectionException.Authentication refused) {
-                reject(id, peer, refused.getMessage(), "");
+                reject(id, peer, Rejection.AUTHENTICATION, refused.getMessage(), "");
                 return;
             }
         }
@@ -138,6 +140,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
         } catch (RuntimeException ex) {
             if (clientGaveUp(id, peer)) return;  // it gave up after the check above: why rdma_create_qp failed
             logRefused(peer, ex);
+            rejected(isClosing() ? Rejection.SHUTTING_DOWN : Rejection.RESOURCES);
             reject(id, SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES));
             return;
         }
@@ -156,6 +159,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 if (decision instanceof AcceptDecision.Reject r) {
                     LOG.info("rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
                             + ": " + r.reason());
+                    rejected(Rejection.APPLICATION);
                     byte[] reason = r.bytes();
                     id.reject(Arrays.copyOf(reason, Math.min(reason.length, CmId.MAX_PRIVATE_DATA_REJECT)));
                     core.abort(new ConnectionException.Rejected("rejected by the server: " + r.reason(), reason, null));
@@ -176,6 +180,7 @@ final class CmListen extends Listener implements CmEvents.Handler {
             }
             // not accepted (the accept is the last step): the client learns why instead of a bare reject
             logRefused(peer, ex);
+            rejected(Rejection.RESOURCES);
             try {
                 id.reject(SetupMessages.rejectBytes(SetupMessages.forPeer(ex, SetupMessages.CM_REJECT_BYTES), SetupMessages.CM_REJECT_BYTES));
             } catch (RuntimeException notAnyMore) {
@@ -227,7 +232,8 @@ final class CmListen extends Listener implements CmEvents.Handler {
     }
 
     /** Turns a request away for a reason of the peer's making, logged at INFO (with {@code serverHint} for the operator). */
-    private void reject(CmId id, InetSocketAddress peer, String reason, String serverHint) {
+    private void reject(CmId id, InetSocketAddress peer, Rejection why, String reason, String serverHint) {
+        rejected(why);
         LOG.info("rejected a connection from " + SetupMessages.address(peer) + " on " + SetupMessages.address(address)
                 + ": " + reason + serverHint);
         reject(id, reason);

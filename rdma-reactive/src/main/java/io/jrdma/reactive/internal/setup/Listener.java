@@ -2,12 +2,14 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.core.SharedCredits;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.SharedReceiver;
+import io.jrdma.reactive.internal.observe.ConnectionMeters;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.net.InetSocketAddress;
 import java.util.EnumSet;
@@ -39,6 +41,8 @@ public abstract class Listener {
     private final Map<SharedReceiver, SharedCredits> sharedCredits = new HashMap<>(); // guarded by this
     private final Sinks.Empty<Void> sharedReleased = Sinks.empty();
     private Mono<Void> closed;                                                        // guarded by this
+    /** NONE until bound ({@link #bound}). */
+    private volatile ConnectionMeters meters = ConnectionMeters.NONE;
 
     Listener(ResourcesCore resources, ServerSettings settings) {
         this.resources = resources;
@@ -46,6 +50,17 @@ public abstract class Listener {
     }
 
     public abstract InetSocketAddress address();
+
+    /** Listening on {@link #address()}: its connection meters are named by it. On the setup thread, before any request. */
+    final void bound(Transport transport) {
+        meters = ConnectionMeters.of(settings.config(), ConnectionMeters.Side.SERVER, Metered.transport(transport, false),
+                SetupMessages.address(address()));
+    }
+
+    /** A connect request was turned away for {@code reason}. */
+    final void rejected(ConnectionMeters.Rejection reason) {
+        meters.rejected(reason);
+    }
 
     /** Stops accepting; completes once the listening endpoint is freed (its port can be bound again). */
     abstract Mono<Void> stopListening();
@@ -114,6 +129,7 @@ public abstract class Listener {
             core.close().subscribe();
             return;
         }
+        Metered.opened(meters, core);
         settings.onConnection().accept(core);
     }
 

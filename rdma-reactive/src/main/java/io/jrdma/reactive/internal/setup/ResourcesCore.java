@@ -7,6 +7,7 @@ import io.jrdma.reactive.internal.core.Disposal;
 import io.jrdma.reactive.internal.loop.Domains;
 import io.jrdma.reactive.internal.loop.Loop;
 import io.jrdma.reactive.internal.loop.LoopGroup;
+import io.jrdma.reactive.internal.observe.ConnectionMeters;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,7 +82,9 @@ public final class ResourcesCore {
      * when it starts. The returned action cancels it while it waits or is in progress.
      */
     public Runnable connect(Transport transport, ConnectionConfig config, Function<Duration, ConnectionConfig> withTimeout,
-                            InetSocketAddress local, InetSocketAddress remote, SetupOptions options, SetupCallback callback) {
+                            InetSocketAddress local, InetSocketAddress remote, SetupOptions options, SetupCallback setupCallback) {
+        SetupCallback callback = Metered.timed(ConnectionMeters.of(config, ConnectionMeters.Side.CLIENT,
+                Metered.transport(transport, options.outOfBand() != null), null), setupCallback);
         if (disposed) {
             callback.failed(new IllegalStateException("RdmaResources " + prefix + " is disposed"));
             return () -> { };

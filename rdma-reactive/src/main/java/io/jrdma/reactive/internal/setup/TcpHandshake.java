@@ -13,6 +13,7 @@ import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.internal.observe.ConnectionMeters.Rejection;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -286,7 +287,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         if (listener != null && !TcpHello.couldBeHello(in)) {
             // told at once, not when 58 bytes have come: a short probe ("hello\n", an HTTP request
             // line) would otherwise wait for the rest of a hello it will never send
-            reject("not a jrdma client: what it sent is no jrdma hello (it starts " + TcpHello.firstBytes(in) + ")", "", null);
+            reject(Rejection.MALFORMED, "not a jrdma client: what it sent is no jrdma hello (it starts " + TcpHello.firstBytes(in) + ")", "", null);
             return;
         }
         if (in.position() < HELLO) return;
@@ -317,7 +318,7 @@ final class TcpHandshake implements TcpEvents.Handler {
             if (listener == null) {
                 throw new ConnectionException.Protocol(SetupMessages.address(remote) + " is not a jrdma server that sets up over TCP: " + foreign);
             }
-            reject("not a jrdma client: " + foreign, "", null);
+            reject(Rejection.MALFORMED, "not a jrdma client: " + foreign, "", null);
             return;
         }
         QueuePairAddress theirAddress = peer;
@@ -352,11 +353,11 @@ final class TcpHandshake implements TcpEvents.Handler {
      */
     private boolean serverAccepts(byte[] theirProof) throws IOException {
         if (listener.isClosing()) {
-            reject("the server is shutting down", "", null);
+            reject(Rejection.SHUTTING_DOWN, "the server is shutting down", "", null);
             return false;
         }
         if (!listener.settings.acceptFilter().test(remote)) {
-            reject("the server does not accept connections from " + SetupMessages.host(remote), "", null);
+            reject(Rejection.FILTERED, "the server does not accept connections from " + SetupMessages.host(remote), "", null);
             return false;
         }
         if (authentication != null) {
@@ -364,7 +365,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                 proof = SetupAuthentication.server(authentication, Transport.TCP, (InetSocketAddress) channel.getLocalAddress(), remote,
                         TcpHello.setup(in), QueuePairAddress.WIRE_SIZE, theirProof);
             } catch (ConnectionException.Authentication refused) {
-                reject(refused.getMessage(), "", null);
+                reject(Rejection.AUTHENTICATION, refused.getMessage(), "", null);
                 return false;
             }
         }
@@ -372,7 +373,7 @@ final class TcpHandshake implements TcpEvents.Handler {
             createQueuePair();
             return true;
         } catch (RuntimeException e) {
-            reject(SetupMessages.forPeer(e, SetupMessages.TCP_REJECT_BYTES), "", e);
+            reject(listener.isClosing() ? Rejection.SHUTTING_DOWN : Rejection.RESOURCES, SetupMessages.forPeer(e, SetupMessages.TCP_REJECT_BYTES), "", e);
             if (core != null) core.abort(e);
             return false;
         }
@@ -413,7 +414,8 @@ final class TcpHandshake implements TcpEvents.Handler {
      * Turns the client away with {@code reason} (logged with {@code serverHint}: one line, a stack
      * trace only for a failure that would be a bug) and waits for it to close.
      */
-    private void reject(String reason, String serverHint, RuntimeException failure) throws IOException {
+    private void reject(Rejection why, String reason, String serverHint, RuntimeException failure) throws IOException {
+        listener.rejected(why);
         String line = (failure == null ? "rejected a TCP connection from " : "could not accept a TCP connection from ")
                 + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address())
                 + (failure == null ? ": " + reason : ", rejected it: " + SetupMessages.text(failure)) + serverHint;

@@ -4,6 +4,7 @@ import io.jrdma.ffm.CmDevices;
 import io.jrdma.ffm.NoRdmaDeviceException;
 import io.jrdma.ffm.RdmaLibraryUnavailableException;
 import io.jrdma.reactive.ConnectionException;
+import io.jrdma.reactive.Transport;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -41,6 +42,7 @@ final class TcpListen extends Listener implements TcpEvents.Handler {
                 // the address asked for, with the port picked: a dual-stack socket bound to 0.0.0.0 reports ::
                 l.address = new InetSocketAddress(settings.bindAddress().getAddress(),
                         ((InetSocketAddress) l.server.getLocalAddress()).getPort());
+                l.bound(Transport.TCP);
                 l.events.register(l.server, SelectionKey.OP_ACCEPT, l);
                 resources.track(l);
                 bound.tryEmitValue(l);

@@ -21,6 +21,17 @@ class CloseStateTest {
     }
 
     @Test
+    void aLocalCloseAfterThePeersDepartureIsNotTheClosure() {
+        assertTrue(state.begin(new RuntimeException("peer gone")));
+        assertFalse(state.begin(new RuntimeException("closed locally"), true));
+        assertFalse(state.isLocal(), "the peer's departure won");
+        CloseState local = new CloseState();
+        assertTrue(local.begin(new RuntimeException("closed locally"), true));
+        assertFalse(local.begin(new RuntimeException("peer gone")));
+        assertTrue(local.isLocal());
+    }
+
+    @Test
     void theQpIsDestroyedOnlyAfterTheDisconnectAndOnlyOnce() {
         assertFalse(state.destroy(), "open: nothing to destroy");
         state.begin(new RuntimeException());
