@@ -7,11 +7,14 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.jrdma.reactive.Transport;
 import io.rsocket.Payload;
+import io.rsocket.core.RSocketConnector;
+import io.rsocket.core.RSocketServer;
 import io.rsocket.lease.Lease;
 import io.rsocket.lease.MissingLeaseException;
 import io.rsocket.util.DefaultPayload;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,12 +49,15 @@ class RSocketLeaseTest {
     @EnumSource(Transport.class)
     void requestsWithinTheLeaseSucceedThePastItFailWithMissingLeaseUntilItIsRenewed(Transport transport) {
         CountingResponder responder = new CountingResponder();
-        // replays the latest lease to the connection the server accepts, which subscribes once it is set up
+        // the sink replays the latest lease to the connection the server accepts, which subscribes once
+        // it is set up; maxPendingRequests(0): a request without a lease fails at once, without waiting
+        // README: lease
         Sinks.Many<Lease> leases = Sinks.many().replay().latest();
-        leases.tryEmitNext(Lease.create(LEASE_TTL, 3)).orThrow();
-        // maxPendingRequests(0): a request without a lease fails at once instead of waiting for one
-        try (RSocketLab lab = RSocketLab.start(transport, responder, s -> s.lease(spec -> spec.sender(leases::asFlux)), s -> s,
-                c -> c.lease(spec -> spec.maxPendingRequests(0)), c -> c)) {
+        leases.tryEmitNext(Lease.create(LEASE_TTL, 3)).orThrow();  // 3 requests within LEASE_TTL
+        UnaryOperator<RSocketServer> server = s -> s.lease(spec -> spec.sender(leases::asFlux));
+        UnaryOperator<RSocketConnector> connector = c -> c.lease(spec -> spec.maxPendingRequests(0));
+        // README end
+        try (RSocketLab lab = RSocketLab.start(transport, responder, server, s -> s, connector, c -> c)) {
             // the LEASE frame arrives after the connection is up: availability is the lease's unused share
             awaitCondition(() -> lab.client.availability() == 1.0, "the client holds the server's lease of 3");
             for (int i = 0; i < 3; i++) {

@@ -10,6 +10,8 @@ import io.jrdma.reactive.Transport;
 import io.jrdma.rsocket.RdmaDuplexConnection;
 import io.rsocket.DuplexConnection;
 import io.rsocket.Payload;
+import io.rsocket.core.RSocketConnector;
+import io.rsocket.core.RSocketServer;
 import io.rsocket.core.Resume;
 import io.rsocket.plugins.DuplexConnectionInterceptor;
 import io.rsocket.util.DefaultPayload;
@@ -18,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -66,12 +69,15 @@ class RSocketResumeTest {
             if (type == DuplexConnectionInterceptor.Type.SOURCE) clientSources.add(c);
             return c;
         };
+        // the client reconnects every second for two minutes (rsocket's default backs off to 16 s, with jitter)
+        // README: resume
         Resume serverResume = new Resume().sessionDuration(Duration.ofMinutes(2));
-        // reconnects every second for two minutes (rsocket's default backs off to 16 s, with jitter)
         Resume clientResume = new Resume().sessionDuration(Duration.ofMinutes(2)).retry(Retry.fixedDelay(120, Duration.ofSeconds(1)));
-        try (RSocketLab lab = RSocketLab.start(transport, responder,
-                s -> s.resume(serverResume), s -> s.doOnConnected(serverConnections::add),
-                c -> c.resume(clientResume).interceptors(r -> r.forConnection(sources)), c -> c.doOnConnected(clientConnections::add))) {
+        UnaryOperator<RSocketServer> server = s -> s.resume(serverResume);
+        UnaryOperator<RSocketConnector> connector = c -> c.resume(clientResume);
+        // README end
+        try (RSocketLab lab = RSocketLab.start(transport, responder, server, s -> s.doOnConnected(serverConnections::add),
+                c -> connector.apply(c).interceptors(r -> r.forConnection(sources)), c -> c.doOnConnected(clientConnections::add))) {
             assertEquals(1, clientConnections.size(), "one connection before the break");
             RdmaConnection first = clientConnections.getFirst();
             Flux<String> stream = lab.client.requestStream(DefaultPayload.create(Integer.toString(PAYLOADS)))
