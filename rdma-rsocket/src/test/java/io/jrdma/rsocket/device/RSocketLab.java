@@ -58,16 +58,25 @@ final class RSocketLab implements AutoCloseable {
      */
     static RSocketLab start(Transport transport, RSocket responder, PayloadDecoder clientDecoder, UnaryOperator<RdmaServer> serverSettings,
             InboundFrames serverFrames, InboundFrames clientFrames) {
+        return start(transport, responder, s -> s.interceptors(r -> r.forConnection(serverFrames)), serverSettings,
+                c -> c.payloadDecoder(clientDecoder).interceptors(r -> r.forConnection(clientFrames)), c -> c);
+    }
+
+    /**
+     * Serves {@code responder} with an RSocket server {@code rsocketServer} configures further (lease,
+     * resume), on a jrdma server {@code serverSettings} configures; the client likewise
+     * ({@code rsocketConnector}, {@code clientSettings}).
+     */
+    static RSocketLab start(Transport transport, RSocket responder, UnaryOperator<RSocketServer> rsocketServer,
+            UnaryOperator<RdmaServer> serverSettings, UnaryOperator<RSocketConnector> rsocketConnector, UnaryOperator<RdmaClient> clientSettings) {
         RdmaServer rdmaServer = serverSettings.apply(RdmaServer.create().host(SERVER_IP).port(0).transport(transport)
                 .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS));
-        RdmaServerTransport.BoundServer server = RSocketServer.create(SocketAcceptor.with(responder))
-                .interceptors(r -> r.forConnection(serverFrames))
+        RdmaServerTransport.BoundServer server = rsocketServer.apply(RSocketServer.create(SocketAcceptor.with(responder)))
                 .bind(RdmaServerTransport.create(rdmaServer)).block(SETUP_TIMEOUT);
         try {
-            RdmaClient rdmaClient = RdmaClient.create().localAddress(CLIENT_IP).transport(transport)
-                    .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS);
-            RSocket client = RSocketConnector.create().payloadDecoder(clientDecoder)
-                    .interceptors(r -> r.forConnection(clientFrames))
+            RdmaClient rdmaClient = clientSettings.apply(RdmaClient.create().localAddress(CLIENT_IP).transport(transport)
+                    .pollingMode(PollingMode.EVENT).buffers(BUFFER_SIZE, BUFFERS));
+            RSocket client = rsocketConnector.apply(RSocketConnector.create())
                     .connect(RdmaClientTransport.create(rdmaClient, SERVER_IP, server.address().getPort())).block(SETUP_TIMEOUT);
             return new RSocketLab(server, client);
         } catch (RuntimeException e) {
