@@ -57,7 +57,8 @@ final class ConnectionHandler {
                 })
                 .subscribe(null, e -> log.warn(failed(owner, c), e));
         Disposable s = subscription[0];
-        if (running != null && !c.isDisposed() && !running.add(s)) s.dispose();  // the server was disposed meanwhile
+        // an ended handler stays out of the group (it may end before the connection says it is closing)
+        if (running != null && !s.isDisposed() && !c.isDisposed() && !running.add(s)) s.dispose();  // the server was disposed meanwhile
         c.onDispose(s);  // a closed connection cancels its handler (at once if it is closed already)
     }
 
