@@ -8,11 +8,13 @@ import io.jrdma.reactive.RdmaServer
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.CoroutineStart
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.NonCancellable
 import kotlinx.coroutines.coroutineScope
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.launch
+import kotlinx.coroutines.reactor.mono
 import kotlinx.coroutines.withContext
 import reactor.util.Loggers
 
@@ -22,6 +24,28 @@ import reactor.util.Loggers
  */
 public suspend fun RdmaClient.awaitConnect(): RdmaConnection =
     connect().awaitOwned { it.dispose() }
+
+/**
+ * [RdmaClient.handle] for a suspend function, with Spring's `co` prefix for the suspend twin of a
+ * handler-taking method (the member's name being taken): every connection this client makes runs
+ * [handler] in a coroutine of its own, once [awaitConnect] (or `connect()`) has returned it. The rules are the Java
+ * function's:
+ * - [handler] starts on the connection's loop thread and, after a suspension, goes on on the thread
+ *   that resumed it (`Dispatchers.Unconfined`, as [coRegister]): do not block there;
+ *   `withContext(Dispatchers.IO)` for blocking work.
+ * - When [handler] returns (with the coroutines it launched in its scope) or fails, the connection is
+ *   disposed; a failure is logged once, to `io.jrdma.reactive.client`.
+ * - Disposing the connection, or the peer closing it, cancels [handler] once the connection is closed.
+ *
+ * ```kotlin
+ * val conn = RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1")
+ *     .coHandle { c -> c.awaitSend("hello"); c.awaitReceive().use { println(it.text()) } }
+ *     .awaitConnect()
+ * conn.awaitOnDispose()  // the handler returned, and its connection was disposed
+ * ```
+ */
+public fun RdmaClient.coHandle(handler: suspend CoroutineScope.(RdmaConnection) -> Unit): RdmaClient =
+    handle { c -> mono<Void>(Dispatchers.Unconfined) { handler(c); null } }
 
 /** Starts listening (see [RdmaServer.bind]); returns once the server accepts connections. */
 public suspend fun RdmaServer.awaitBind(): DisposableRdmaServer =

@@ -18,7 +18,7 @@ import io.jrdma.reactive.WorkCompletion
 // - `xxxFlow()` is the Flow of the reactive `xxx()` (a Flux), as Spring's `bodyToFlow()`:
 //   receivesFlow, completionsFlow, connectionsFlow.
 // - a Java method taking a Publisher-returning handler gets a suspend twin with Spring's `co`
-//   prefix (its `coRouter`), the plain name being the member's: `RpcServer.coRegister`.
+//   prefix (its `coRouter`), the plain name being the member's: `RpcServer.coRegister`, `RdmaClient.coHandle`.
 // - `use { }` runs a block, then disposes (any RdmaDisposable, Lifecycle.kt) or releases its receiver, also on failure or cancellation.
 // The names before this rule (`sendAwait`, ..., `registerSuspend`) stay as deprecated delegates at
 // the end of each file, for the IDE's replacement.

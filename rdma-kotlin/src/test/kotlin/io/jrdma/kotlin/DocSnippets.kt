@@ -26,3 +26,17 @@ internal suspend fun readmeKotlinExample() {
     }
     // README end
 }
+
+/** docs/kotlin.md's client `coHandle { }` example, compiled and never run (ClientHandleTest runs the same calls against rxe). */
+@Suppress("unused")
+internal suspend fun clientCoHandleExample() {
+    // README: client coHandle
+    val conn = RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1")
+        .coHandle { c ->                                                    // on the connection's loop, not blocking
+            c.awaitSend("ping")
+            println(c.awaitReceive().use { it.text() })
+        }                                                                   // returned: the connection is disposed
+        .awaitConnect()
+    conn.awaitOnDispose()
+    // README end
+}

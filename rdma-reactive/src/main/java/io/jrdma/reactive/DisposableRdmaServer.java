@@ -7,7 +7,6 @@ import io.jrdma.reactive.internal.setup.Listener;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.net.InetSocketAddress;
 import java.util.List;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -61,30 +60,11 @@ public final class DisposableRdmaServer extends AbstractRdmaDisposable {
             return;
         }
         if (handler != null) {
-            core.loop().execute(() -> handle(c));
+            ConnectionHandler.handOff(handler, c, core.loop(), LOG, this, handling);
         } else {
             accepted.deliver(c);
             if (isDisposed()) accepted.takeUnread().forEach(RdmaConnection::dispose);  // raced with disposeLater()
         }
-    }
-
-    private void handle(RdmaConnection c) {
-        Publisher<Void> work;
-        try {
-            work = Objects.requireNonNull(handler.apply(c), "the handler returned null");
-        } catch (RuntimeException e) {
-            LOG.warn("the handler of " + this + " failed on " + c + "; closing it", e);
-            c.dispose();
-            return;
-        }
-        Disposable[] running = new Disposable[1];
-        running[0] = Flux.from(work).then()
-                .doFinally(s -> {
-                    c.dispose();  // the handler is done with it, however it ended
-                    if (running[0] != null) handling.remove(running[0]);
-                })
-                .subscribe(null, e -> LOG.warn("the handler of " + this + " failed on " + c + "; closing it", e));
-        if (!c.isDisposed() && !handling.add(running[0])) running[0].dispose();  // the server was disposed meanwhile
     }
 
     /** {@return the address the server listens on, with the port it picked if it was given 0} */

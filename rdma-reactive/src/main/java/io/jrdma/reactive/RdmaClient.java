@@ -12,7 +12,11 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
+import reactor.util.Logger;
+import reactor.util.Loggers;
 
 /**
  * Connects to an {@link RdmaServer} (or any peer speaking the same descriptor):
@@ -25,14 +29,19 @@ import reactor.core.publisher.Mono;
  * Immutable: every setter returns a new client.
  */
 public final class RdmaClient extends ConnectionSpec<RdmaClient> {
+    private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.client");
+
     private final String localAddress;
     private final SetupOptions options;
+    private final @Nullable Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
 
     private RdmaClient(String host, int port, String localAddress, Transport transport, ConnectionConfig config,
-                       RdmaResources resources, Lifecycle lifecycle, SetupOptions options) {
+                       RdmaResources resources, Lifecycle lifecycle, SetupOptions options,
+                       @Nullable Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         super(host, port, transport, config, resources, lifecycle);
         this.localAddress = localAddress;
         this.options = options;
+        this.handler = handler;
     }
 
     /**
@@ -43,12 +52,12 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return the client configuration; nothing connects until {@link #connect()} is subscribed
      */
     public static RdmaClient create() {
-        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, SetupOptions.JRDMA);
+        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, SetupOptions.JRDMA, null);
     }
 
     @Override
     RdmaClient copy(String host, int port, Transport transport, ConnectionConfig config, RdmaResources resources, Lifecycle lifecycle) {
-        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, options);
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, options, handler);
     }
 
     /**
@@ -58,7 +67,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return a copy connecting from that address
      */
     public RdmaClient localAddress(String address) {
-        return new RdmaClient(host, port, address, transport, config, resources, lifecycle, options);
+        return new RdmaClient(host, port, address, transport, config, resources, lifecycle, options, handler);
     }
 
     /**
@@ -82,7 +91,8 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
             throw new IllegalArgumentException(privateData.length + " bytes of connect private data exceed rdma_cm's "
                     + CmId.MAX_PRIVATE_DATA_CONNECT);
         }
-        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(privateData.clone(), null, null));
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle,
+                new SetupOptions(privateData.clone(), null, null), handler);
     }
 
     /**
@@ -97,7 +107,8 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
     public RdmaClient outOfBand(OutOfBandExchange exchange) {
         if (options.authentication() != null) throw new IllegalArgumentException("outOfBand and authentication exclude each other: the"
                 + " application's own exchange authenticates its peer itself");
-        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, new SetupOptions(null, Objects.requireNonNull(exchange), null));
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle,
+                new SetupOptions(null, Objects.requireNonNull(exchange), null), handler);
     }
 
     /**
@@ -120,7 +131,32 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                     + ": jrdma's proof travels with jrdma's own connection descriptor");
         }
         return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle,
-                new SetupOptions(null, null, SetupAuthentication.fits(authentication)));
+                new SetupOptions(null, null, SetupAuthentication.fits(authentication)), handler);
+    }
+
+    /**
+     * Gives every connection this client makes to {@code handler}, the way Reactor Netty's
+     * {@code TcpClient.handle} does, and the way {@link RdmaServer#handle} serves a server's: once
+     * {@link #connect()} has emitted the connection, {@code handler} is called on the connection's
+     * loop thread (do not block there; {@code publishOn} a scheduler for blocking work) and returns
+     * the connection's work as a {@code Publisher<Void>}. When that completes or fails, the
+     * connection is disposed; disposing the connection (or the peer closing it) cancels a
+     * publisher still running, once the connection is closed. A failure is logged once to
+     * {@code io.jrdma.reactive.client}. The subscriber of {@code connect()} still receives the
+     * connection, to wait for its end ({@code onDispose()}) or to dispose it early.
+     *
+     * <pre>{@code
+     * RdmaConnection conn = RdmaClient.create().host("10.77.0.2").localAddress("10.77.0.1")
+     *     .handle(c -> c.send("hello").then(c.receive()).doOnNext(ReceivedMessage::release).then())
+     *     .connectNow();
+     * conn.onDispose().block();                       // the handler ended, and disposed it
+     * }</pre>
+     *
+     * @param handler the work of one connection; must not return null
+     * @return a copy that hands its connections to {@code handler}
+     */
+    public RdmaClient handle(Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+        return new RdmaClient(host, port, localAddress, transport, config, resources, lifecycle, options, Objects.requireNonNull(handler));
     }
 
     /**
@@ -169,7 +205,10 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                             waiter.fail(e);
                             return;
                         }
-                        if (waiter.offer(c.tracked(site))) return;
+                        if (waiter.offer(c.tracked(site))) {
+                            if (handler != null) ConnectionHandler.handOff(handler, c, core.loop(), LOG, RdmaClient.this, null);
+                            return;
+                        }
                         c.untrack();
                         c.dispose();
                     }
@@ -184,5 +223,10 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                 if (c != null) c.run();
             });
         });
+    }
+
+    @Override
+    public String toString() {
+        return "RdmaClient[" + host + ":" + port + "]";
     }
 }

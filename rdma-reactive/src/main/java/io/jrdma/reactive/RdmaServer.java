@@ -188,7 +188,9 @@ public final class RdmaServer extends ConnectionSpec<RdmaServer> {
      * {@code TcpServer.handle} does: it is called on the connection's loop thread (do not block
      * there; {@code publishOn} a scheduler for blocking work) and returns the connection's work as
      * a {@code Publisher<Void>}; when that completes, fails or is cancelled (the server disposed),
-     * the connection is disposed. A failure is logged. The bound server's
+     * the connection is disposed, and once the connection is closed (by either side) a publisher
+     * still running is cancelled. A failure is logged to {@code io.jrdma.reactive.server}. The
+     * clients' counterpart is {@link RdmaClient#handle}. The bound server's
      * {@link DisposableRdmaServer#accept()} and {@code connections()} are then not available.
      *
      * <pre>{@code

@@ -62,6 +62,11 @@ final class UserLines implements AutoCloseable {
         }).toList();
     }
 
+    /** Everything logged so far as it was logged, a throwable included (a failed handler's, say). */
+    List<LogRecord> records() {
+        return List.copyOf(records);
+    }
+
     /** Waits (up to 20 s) until a logged line contains {@code text}; returns it. */
     String await(String text) {
         long deadline = System.nanoTime() + LabPeers.TIMEOUT.toNanos();
