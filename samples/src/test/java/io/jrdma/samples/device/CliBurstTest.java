@@ -23,12 +23,11 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>The clients start in waves of {@code jrdma.cliBurst.wave} (5), each wave's JVMs together, so
  * their connect requests arrive together; a client stays connected, its stdin open, until every
- * client is, then each gets its line at once. Why waves: the lab emulates one CPU, and JVMs
- * starting together there cost each more than one alone: measured in one lab session, a client
- * alone took 15 s of CPU, twenty started together 51 s each (not the guest scheduler's switches:
- * 25 ms slices instead of 1.5 ms changed nothing), all served 547 s after they started. Once they
- * are connected the server answers them all within seconds (lab/README.md, "Many client processes
- * at once").
+ * client is, then each gets its line at once. Waves, not twenty at once, for a deadline per wave
+ * that does not grow with N and a failure found early; the total is the same: the lab emulates one
+ * CPU, on which a lean client's start costs about 25 s once others start beside it (measured in one
+ * lab session: one alone 13.5 s, five together 123 s, twenty together 547 s). Once connected, the
+ * server answers them all within seconds (lab/README.md, "Many client processes at once").
  */
 @Tag("device")
 @Timeout(2400)  // the waves' own deadlines are the ones that count; this covers lab/cli-burst's 50
@@ -36,8 +35,8 @@ class CliBurstTest {
     private static final int CLIENTS = Integer.getInteger("jrdma.cliBurst.clients", 20);
     private static final int WAVE = Integer.getInteger("jrdma.cliBurst.wave", 5);
     private static final Duration START = Duration.ofSeconds(120);
-    /** For one wave to connect: its JVMs start together on the lab's one emulated CPU (about 15 s of it each, alone). */
-    private static final Duration WAVE_CONNECT = Duration.ofSeconds(90L + 30L * WAVE);
+    /** For one wave to connect: about 25 s of the lab's emulated CPU per JVM, twice that for a busy host. */
+    private static final Duration WAVE_CONNECT = Duration.ofSeconds(60L + 60L * WAVE);
     /** For every client to send, be answered and exit once fed its line. */
     private static final Duration SERVED = Duration.ofSeconds(60L + 10L * CLIENTS);
 
