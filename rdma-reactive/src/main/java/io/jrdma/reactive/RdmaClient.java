@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
-import org.jspecify.annotations.Nullable;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Mono;
 import reactor.util.Logger;
@@ -33,11 +32,18 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
 
     private final String localAddress;
     private final SetupOptions options;
-    private final @Nullable Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
+    /**
+     * No handler: {@link #handle} not called. A sentinel, not null: a type annotation on this field
+     * names {@code Publisher} in the class file, and javadoc of a module that reads the class
+     * without reactive-streams on its path fails on it.
+     */
+    private static final Function<RdmaConnection, Publisher<Void>> NO_HANDLER = c -> Mono.empty();
+
+    private final Function<? super RdmaConnection, ? extends Publisher<Void>> handler;
 
     private RdmaClient(String host, int port, String localAddress, Transport transport, ConnectionConfig config,
                        RdmaResources resources, Lifecycle lifecycle, SetupOptions options,
-                       @Nullable Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
+                       Function<? super RdmaConnection, ? extends Publisher<Void>> handler) {
         super(host, port, transport, config, resources, lifecycle);
         this.localAddress = localAddress;
         this.options = options;
@@ -52,7 +58,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
      * @return the client configuration; nothing connects until {@link #connect()} is subscribed
      */
     public static RdmaClient create() {
-        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, SetupOptions.JRDMA, null);
+        return new RdmaClient("127.0.0.1", 7471, null, Transport.RDMA_CM, ConnectionConfig.defaults(), null, Lifecycle.NONE, SetupOptions.JRDMA, NO_HANDLER);
     }
 
     @Override
@@ -206,7 +212,7 @@ public final class RdmaClient extends ConnectionSpec<RdmaClient> {
                             return;
                         }
                         if (waiter.offer(c.tracked(site))) {
-                            if (handler != null) ConnectionHandler.handOff(handler, c, core.loop(), LOG, RdmaClient.this, null);
+                            if (handler != NO_HANDLER) ConnectionHandler.handOff(handler, c, core.loop(), LOG, RdmaClient.this, null);
                             return;
                         }
                         c.untrack();
