@@ -150,10 +150,19 @@ public final class ConnectionCore implements Loop.Member {
     /**
      * Posts every receive buffer of the connection's own receive queue (nothing with an SRQ):
      * before the connection is established, so the peer's first SEND finds one. The QP must be
-     * in INIT or later.
+     * in INIT or later. A setup step ({@link #setUp}).
      */
     public void postReceives() {
-        receives.postInitial();
+        close.setUpStep(receives::postInitial, this::closedError);
+    }
+
+    /**
+     * Runs one step of the setup path on the QP (a transition, rdma_cm's accept): never while the
+     * loop destroys it, and not after; a destroyed connection's step throws its closed error
+     * ({@link CloseState}'s rules). Setup thread.
+     */
+    public void setUp(Consumer<QueuePair> step) {
+        close.setUpStep(() -> step.accept(qp), this::closedError);
     }
 
     /**
@@ -258,7 +267,7 @@ public final class ConnectionCore implements Loop.Member {
         return qpNumber;
     }
 
-    /** For the setup path's state transitions (the TCP path drives INIT → RTR → RTS itself). */
+    /** The QP, to read; the setup path changes it in a {@link #setUp} step. */
     public QueuePair queuePair() {
         return qp;
     }
@@ -536,7 +545,7 @@ public final class ConnectionCore implements Loop.Member {
         receives.close();
         // before the QP goes: its address is the next QP's from then on (AsyncEvents)
         domain.unwatch(qp.handle().address(), this);
-        quietly("destroying the QP", qp::close);
+        close.destroyQp(() -> quietly("destroying the QP", qp::close));  // not under a setup step's verbs call
         loop.unregister(cq, qpNumber, this);
         cq.release();
         ConnectionException.Closed error = closedError();

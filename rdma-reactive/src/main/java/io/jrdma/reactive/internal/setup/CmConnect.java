@@ -166,8 +166,11 @@ final class CmConnect implements CmEvents.Handler {
             byte[] setup = proof.clientSetup();  // the QP number goes in the request's header: the descriptor and proof here
             data = concat(Arrays.copyOfRange(setup, SetupAuthentication.CM_DESCRIPTOR_AT, setup.length), proof.clientProof());  // 32 + 24: rdma_cm's 56 bytes
         }
-        Parameters.ackTimeout(config, id);
-        id.connect(Parameters.cm(config, data));
+        byte[] request = data;
+        core.setUp(qp -> {
+            Parameters.ackTimeout(config, id);
+            id.connect(Parameters.cm(config, request));
+        });
     }
 
     private void established(CmEvent e) {
@@ -197,7 +200,7 @@ final class CmConnect implements CmEvents.Handler {
         }
         done = true;
         timer.dispose();
-        Parameters.minRnrTimer(config, false, core.queuePair(), core.description());  // librdmacm moved the QP to RTS before this event
+        core.setUp(qp -> Parameters.minRnrTimer(config, false, qp, core.description()));  // librdmacm moved the QP to RTS before this event
         core.established(exposed, e.privateData());
         callback.established(core);
     }

@@ -168,10 +168,13 @@ final class CmListen extends Listener implements CmEvents.Handler {
                 mine = ((AcceptDecision.Accept) decision).privateData();
             }
             core.postReceives();  // before accepting: the client may send the moment it is established
-            Parameters.ackTimeout(settings.config(), id);
-            id.accept(Parameters.cm(settings.config(), mine));
-            // accept moved the QP to RTS; a peer with receiver credits never meets an empty shared queue: 655 ms only for the others
-            Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0 && core.peerCredits() < 0, core.queuePair(), core.description());
+            byte[] accepted = mine;
+            core.setUp(qp -> {  // rdma_accept moves the QP to RTR and RTS itself
+                Parameters.ackTimeout(settings.config(), id);
+                id.accept(Parameters.cm(settings.config(), accepted));
+                // a peer with receiver credits never meets an empty shared queue: 655 ms only for the others
+                Parameters.minRnrTimer(settings.config(), settings.srqDepth() > 0 && core.peerCredits() < 0, qp, core.description());
+            });
         } catch (RuntimeException ex) {
             if (gaveUp(id)) {
                 LOG.info(droppedLine(peer));

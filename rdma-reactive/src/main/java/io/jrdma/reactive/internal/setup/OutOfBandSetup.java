@@ -94,7 +94,7 @@ final class OutOfBandSetup {
                     })
                     .create();
             resources.track(core);
-            core.queuePair().modifyToInit(config.port(), config.qpAccess(false));
+            core.setUp(qp -> qp.modifyToInit(config.port(), config.qpAccess(false)));
             core.postReceives();
             psn = RANDOM.nextInt(1 << 24);
             OutOfBandExchange.Local mine = new OutOfBandExchange.Local(core.qpNumber(), psn, port.lid(), gid.raw(), mtu,
@@ -112,9 +112,10 @@ final class OutOfBandSetup {
     private void connect(OutOfBandExchange.Peer peer) {
         if (done) return;
         try {
-            QueuePair qp = core.queuePair();
-            qp.modifyToRtr(Parameters.rtr(config, new QueuePairAddress(peer.qpNumber(), peer.psn(), peer.lid(), peer.gid()), gid.index(), mtu));
-            qp.modifyToRts(Parameters.rts(config, psn));
+            core.setUp(qp -> {
+                qp.modifyToRtr(Parameters.rtr(config, new QueuePairAddress(peer.qpNumber(), peer.psn(), peer.lid(), peer.gid()), gid.index(), mtu));
+                qp.modifyToRts(Parameters.rts(config, psn));
+            });
             if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(peer.qpNumber())
                     + " (PSN " + peer.psn() + ", path MTU " + mtu + ")");
             inProgress = Mono.defer(() -> exchange.ready(peer)).timeout(config.connectTimeout())

@@ -2,7 +2,6 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.Gid;
-import io.jrdma.ffm.QueuePair;
 import io.jrdma.ffm.QueuePairAddress;
 import io.jrdma.ffm.RdmaException;
 import io.jrdma.ffm.Mtu;
@@ -207,7 +206,7 @@ final class TcpHandshake implements TcpEvents.Handler {
         // a side that offers large messages lets the peer READ their sources (its own REMOTE_READ buffers; rdma_cm grants
         // remote read on every RC QP with responder resources anyway)
         if (core.initialGrant() >= 0) access.add(Access.REMOTE_READ);
-        core.queuePair().modifyToInit(config.port(), access);
+        core.setUp(qp -> qp.modifyToInit(config.port(), access));
         core.postReceives();
         psn = RANDOM.nextInt(1 << 24);
     }
@@ -328,9 +327,10 @@ final class TcpHandshake implements TcpEvents.Handler {
             if (proof != null) proof.verifyServer(TcpHello.setup(in), QueuePairAddress.WIRE_SIZE, theirProof, remote);  // before RTR
             core.peerDescribed(theirs.credits(), theirs.receiveDepth(), theirs.large(), theirs.receiveBufferSize());  // before RTR: nothing can arrive yet
         }
-        QueuePair qp = core.queuePair();
-        qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
-        qp.modifyToRts(Parameters.rts(config, psn));
+        core.setUp(qp -> {
+            qp.modifyToRtr(Parameters.rtr(config, theirAddress, gid.index(), Mtu.MTU_1024));
+            qp.modifyToRts(Parameters.rts(config, psn));
+        });
         if (LOG.isDebugEnabled()) LOG.debug(core + ": INIT -> RTR -> RTS towards QP 0x" + Integer.toHexString(theirAddress.qpNumber())
                 + " (PSN " + theirAddress.psn() + ", path MTU 1024)");
         steps.phase = Phase.READY;
