@@ -123,14 +123,22 @@ class HostilePeerTest {
                     new Attempt("a READ before the advertised start", SendOpcode.RDMA_READ, -4096, 0, 64)}) {
                 try (RawVerbsPeer hostile = RawVerbsPeer.connect(CLIENT_IP, server.address())) {
                     RdmaConnection victim = server.next();
-                    victim.exposedBuffer().put(0, pattern(EXPOSED, 7));
+                    // the refused request closes the victim's connection, and its destroy frees the region unless held
+                    // (before: read after the destroy now and then, "buffer used after it was returned to its pool")
+                    RegisteredBuffer victimRegion = victim.exposedBuffer();
+                    assertTrue(victimRegion.tryRetain(), "the victim's region, held for the check after its connection fails");
+                    victimRegion.put(0, pattern(EXPOSED, 7));
                     byte[] goodRegion = contents(goodAccepted.exposedBuffer());
                     RemoteBuffer advertised = hostile.peerExposed();
                     assertEquals(EXPOSED, advertised.length(), "the region the server advertised");
 
                     WcStatus status = hostile.post(a.opcode, advertised.address() + a.offset, advertised.rkey() ^ a.rkeyFlip, a.length);
                     assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, status, a.what);
-                    assertArrayEquals(pattern(EXPOSED, 7), contents(victim.exposedBuffer()), a.what + ": not a byte of the region changed");
+                    try {
+                        assertArrayEquals(pattern(EXPOSED, 7), contents(victimRegion), a.what + ": not a byte of the region changed");
+                    } finally {
+                        victimRegion.release();
+                    }
                     assertArrayEquals(goodRegion, contents(goodAccepted.exposedBuffer()), a.what + ": nor of another client's region");
                     // the server's end of the hostile connection fails (the responder's QP went to ERR), nothing else does
                     StepVerifier.create(victim.receives()).expectErrorSatisfies(e -> {
@@ -155,11 +163,16 @@ class HostilePeerTest {
             }
             try (RawVerbsPeer second = RawVerbsPeer.connect(CLIENT_IP, server.address())) {
                 RdmaConnection secondAccepted = server.next();
-                secondAccepted.exposedBuffer().put(0, pattern(EXPOSED, 9));
+                RegisteredBuffer secondRegion = secondAccepted.exposedBuffer();
+                assertTrue(secondRegion.tryRetain(), "the new connection's region, held: the refused WRITE closes its connection");
+                secondRegion.put(0, pattern(EXPOSED, 9));
                 assertEquals(WcStatus.IBV_WC_REM_ACCESS_ERR, second.post(SendOpcode.RDMA_WRITE, closedRegion.address(), closedRegion.rkey(), 64),
                         "a WRITE into a region the server closed");
-                assertArrayEquals(pattern(EXPOSED, 9), contents(secondAccepted.exposedBuffer()),
-                        "the new connection's region (perhaps at the same address) is untouched");
+                try {
+                    assertArrayEquals(pattern(EXPOSED, 9), contents(secondRegion), "the new connection's region (perhaps at the same address) is untouched");
+                } finally {
+                    secondRegion.release();
+                }
                 assertServed(good, "a WRITE into a closed region");
             }
             good.disposeNow(TIMEOUT);
