@@ -9,14 +9,18 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaConnection;
+import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.RdmaServer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.Transport;
+import io.jrdma.reactive.internal.core.FaultInjection;
+import io.jrdma.reactive.internal.loop.Loop;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Duration;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.Timeout.ThreadMode;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -88,6 +92,31 @@ class PollingModeTest {
             assertTrue(client < SLEEPING_CPU_BOUND.toNanos(), mode + " client poller: " + client / 1_000_000 + " ms CPU in an idle second");
             assertTrue(server < SLEEPING_CPU_BOUND.toNanos(), mode + " server poller: " + server / 1_000_000 + " ms CPU in an idle second");
             pingPong(p, 1);  // and it still wakes up for the next completion
+        }
+    }
+
+    /**
+     * An ADAPTIVE loop spins after activity only: a wake-up with nothing to take (its 5 s sleep ran
+     * out) is not activity, so an idle loop goes back to sleep at once. Spinning after each one cost
+     * an idle connection 2,000 empty polls every 5 s, which an interpreted JVM pays in CPU (the
+     * lab's CLI clients, CliBurstTest).
+     */
+    @Test
+    void anIdleAdaptiveLoopSleepsAgainAfterAQuietWakeUpWithoutSpinning() {
+        RdmaResources own = RdmaResources.create("idle-spins", 1);
+        try (LabPeers p = LabPeers.connect(Transport.RDMA_CM, RdmaServer.create().runOn(own).pollingMode(PollingMode.ADAPTIVE),
+                RdmaClient.create().runOn(own).pollingMode(PollingMode.ADAPTIVE))) {
+            Loop loop = FaultInjection.loop(p.client);
+            pingPong(p, 1);
+            long start = loop.sleeps();
+            // past the spin that followed the ping-pong, and one quiet wake-up
+            LabPeers.await(() -> loop.sleeps() - start >= 2, "the loop slept twice after the ping-pong");
+            long spins = loop.spins();
+            long sleeps = loop.sleeps();
+            LabPeers.await(() -> loop.sleeps() - sleeps >= 2, "two more quiet wake-ups (5 s sleeps)");
+            assertEquals(spins, loop.spins(), "empty polls the idle loop spun over " + (loop.sleeps() - sleeps) + " quiet wake-ups");
+        } finally {
+            own.disposeLater().block(TIMEOUT);
         }
     }
 }

@@ -103,6 +103,7 @@ public final class Loop extends TaskThread {
     private final AtomicLong completions = new AtomicLong();
     private volatile long sleptNanos;  // written by the loop thread only
     private volatile long sleeps;      // written by the loop thread only
+    private volatile long spins;       // written by the loop thread only, as it goes to sleep
 
     private final Object cqLock = new Object();
     private final Map<DeviceDomain, LoopDevice> devices = new LinkedHashMap<>();  // guarded by cqLock
@@ -161,6 +162,11 @@ public final class Loop extends TaskThread {
     /** Times this loop has waited in poll(2): an EVENT loop's wake-ups. */
     public long sleeps() {
         return sleeps;
+    }
+
+    /** Empty polls this loop spun (ADAPTIVE after activity, BUSY for ever), as of its last sleep. */
+    public long spins() {
+        return spins;
     }
 
     // ------------------------------------------------------------------------------ membership
@@ -340,7 +346,7 @@ public final class Loop extends TaskThread {
     @Override
     protected void serve() {
         int idle = 0;
-        int spins = 0;
+        long spins = 0;
         long lastService = System.nanoTime();
         while (true) {
             runTasks();
@@ -365,8 +371,11 @@ public final class Loop extends TaskThread {
                 }
                 continue;
             }
-            sleep();
-            idle = 0;
+            this.spins = spins;
+            // a quiet wake-up (the sleep ran out: no completion, task or event) is no activity, so an ADAPTIVE loop
+            // sleeps again at once: spinning after each one cost an idle connection 2,000 empty polls every 5 s,
+            // which the interpreted client JVMs of CliBurstTest paid in the lab's CPU
+            idle = sleep() ? ADAPTIVE_SPINS : 0;
         }
     }
 
@@ -445,31 +454,33 @@ public final class Loop extends TaskThread {
     /**
      * Arms every CQ, re-polls (a completion may have raced the arming), then waits in poll(2).
      * Allocates nothing (an EVENT loop may sleep once per operation): no iterator, no Duration
-     * unless a connection is draining.
+     * unless a connection is draining. {@return true if it slept until the wait ran out, with
+     * nothing to take}
      */
-    private void sleep() {
+    private boolean sleep() {
         if (pollSetStale) syncPollSet();
         // a stopping loop polls until its last connection is gone: nothing wakes it when a drain ends
         // or a member is destroyed off the loop, and its sleep would hold up the disposal
-        if (stopRequested() || !beginSleep()) return;
+        if (stopRequested() || !beginSleep()) return false;
         try {
             LoopCq[] armed = cqs;
             for (LoopCq c : armed) c.cq.requestNotification(false);
-            if (pollAll() > 0 || pollSetStale) return;
+            if (pollAll() > 0 || pollSetStale) return false;
             long now = System.nanoTime();
             Duration wait = watches.cap(draining.cap(SLEEP, now));
-            serviceFds(wait);
+            boolean quiet = !serviceFds(wait);
             sleptNanos += System.nanoTime() - now;
             sleeps++;
+            return quiet;
         } finally {
             endSleep();
         }
     }
 
     /** Waits on the poll set, then takes the completion events and async events that are there. */
-    private void serviceFds(Duration wait) {
+    private boolean serviceFds(Duration wait) {
         if (pollSetStale) syncPollSet();
-        fds.await(wait);
+        return fds.await(wait);
     }
 
     private void syncPollSet() {

@@ -46,9 +46,12 @@ final class LoopFds {
         for (int i = 0; i < asyncDomains.length; i++) asyncSlotOf[i] = asyncSlots.get(asyncDomains[i]);
     }
 
-    /** Waits up to {@code wait}, then takes the completion events and async events that are there. */
-    void await(Duration wait) {
-        if (pollSet.await(wait) == 0) return;
+    /**
+     * Waits up to {@code wait}, then takes the completion events and async events that are there;
+     * {@return false if the wait ran out with no fd ready (the wakeup's included)}
+     */
+    boolean await(Duration wait) {
+        if (pollSet.await(wait) == 0) return false;
         for (int i = 0; i < channelDevices.length; i++) {
             // the CQ it names is polled in the next pass; taking the event only re-enables notification
             if (pollSet.isReadable(channelSlotOf[i])) channelDevices[i].channel.takeEvent();
@@ -56,6 +59,7 @@ final class LoopFds {
         for (int i = 0; i < asyncDomains.length; i++) {
             if (pollSet.isReadable(asyncSlotOf[i])) asyncDomains[i].serviceAsyncEvents();
         }
+        return true;
     }
 
     /** Takes {@code d}'s channel out of the set, before the loop closes it. */

@@ -9,6 +9,7 @@ import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.reactive.RdmaResources;
 import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
+import io.jrdma.reactive.internal.loop.Loop;
 import java.lang.reflect.Field;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
@@ -157,6 +158,11 @@ public final class FaultInjection {
             }
         }
         throw new AssertionError("no method " + name + " on " + target.getClass());
+    }
+
+    /** The loop {@code c} runs on, to read its counters. */
+    public static Loop loop(RdmaConnection c) {
+        return (Loop) read(core(c), "loop");
     }
 
     private static Object read(Object target, String field) {
