@@ -27,7 +27,7 @@ public final class ConnectionBuilder {
     final ConnectionConfig config;
     final String description;
     private BiFunction<ProtectionDomain, QueuePairInit, QueuePair> qpFactory = ProtectionDomain::createQueuePair;
-    ConnectionCore.Teardown teardown;
+    Teardown teardown;
     SharedReceiver srq;
     SharedCredits sharedCredits;
     boolean speaksCredits;
@@ -47,7 +47,7 @@ public final class ConnectionBuilder {
         return this;
     }
 
-    public ConnectionBuilder teardown(ConnectionCore.Teardown teardown) {
+    public ConnectionBuilder teardown(Teardown teardown) {
         this.teardown = teardown;
         return this;
     }

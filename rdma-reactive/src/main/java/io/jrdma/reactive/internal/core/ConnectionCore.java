@@ -61,15 +61,6 @@ import reactor.util.Loggers;
  * (rdma_cm id, socket) go last.
  */
 public final class ConnectionCore implements Loop.Member {
-    /** What the setup path owns and tears down. */
-    public interface Teardown {
-        /** Moves the QP to ERR (rdma_disconnect, or a plain transition) so every posted WR flushes. Any thread; quick. */
-        void disconnect(QueuePair qp);
-
-        /** After the QP is destroyed: frees the setup path's own resources (the rdma_cm id, the socket). */
-        void release();
-    }
-
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.connection");
     private static final long RECEIVE = ReceivePath.RECEIVE;
     private static final int TAG_MASK = (1 << 30) - 1;

@@ -13,6 +13,7 @@ import io.jrdma.reactive.PeerAuthentication;
 import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.internal.core.ConnectionBuilder;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Teardown;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -287,7 +288,7 @@ final class CmConnect implements CmEvents.Handler {
     private static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
 
     /** An rdma_cm connection's teardown: rdma_disconnect, and the id destroyed on the event thread after the QP. */
-    static final class CmTeardown implements ConnectionCore.Teardown {
+    static final class CmTeardown implements Teardown {
         private final CmEvents events;
         private final CmId id;
 

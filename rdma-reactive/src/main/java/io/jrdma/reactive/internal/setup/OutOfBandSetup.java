@@ -10,6 +10,7 @@ import io.jrdma.reactive.ConnectionConfig;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OutOfBandExchange;
 import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Teardown;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import java.net.InetSocketAddress;
 import java.security.SecureRandom;
@@ -81,7 +82,7 @@ final class OutOfBandSetup {
             PortAttributes port = domain.context().queryPort(config.port());
             mtu = Mtu.of(port.activeMtu());
             core = ConnectionCore.builder(domain, resources.chooseLoop(), config, "out-of-band " + domain.deviceName() + ":" + config.port())
-                    .teardown(new ConnectionCore.Teardown() {
+                    .teardown(new Teardown() {
                         @Override
                         public void disconnect(QueuePair qp) {
                             if (!qp.isClosed()) qp.modifyToError();

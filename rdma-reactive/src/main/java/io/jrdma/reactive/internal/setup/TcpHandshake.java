@@ -453,17 +453,13 @@ final class TcpHandshake implements TcpEvents.Handler {
     }
 
     private void fail(Throwable t) {
-        if (steps.phase == Phase.LIVE || steps.phase == Phase.DONE || steps.phase == Phase.REJECTED) {
-            if (core != null && steps.phase == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
-            steps.phase = Phase.DONE;
-            steps.stop();
-            TcpTeardown.close(channel);
-            return;
-        }
         Phase was = steps.phase;
+        boolean pastSetUp = was == Phase.LIVE || was == Phase.DONE || was == Phase.REJECTED;  // nothing left to fail but the channel
+        if (core != null && was == Phase.LIVE) core.peerLost("TCP control connection failed: " + t.getMessage());
         steps.phase = Phase.DONE;
         steps.stop();
         TcpTeardown.close(channel);
+        if (pastSetUp) return;
         if (core != null) core.abort(t);
         Throwable reported = SetupMessages.overTcp(t, listener == null, remote);
         if (callback != null) {

@@ -1,12 +1,12 @@
 package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.ffm.QueuePair;
-import io.jrdma.reactive.internal.core.ConnectionCore;
+import io.jrdma.reactive.internal.core.Teardown;
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
 
 /** The TCP path's teardown: the QP to ERR by hand, and the socket closed (the peer sees EOF) on the selector thread. */
-final class TcpTeardown implements ConnectionCore.Teardown {
+final class TcpTeardown implements Teardown {
     private final TcpEvents events;
     private final SocketChannel channel;
 
