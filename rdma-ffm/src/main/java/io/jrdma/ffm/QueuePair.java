@@ -326,7 +326,10 @@ public final class QueuePair extends NativeResource {
     void release() {
         try {
             if (cmOwner != null) {
-                CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
+                // never while the id's channel reads an event: librdmacm may be changing this QP in there
+                synchronized (cmOwner.channel().qpGuard()) {
+                    CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
+                }
             } else {
                 int rc = (int) ibv_destroy_qp.invokeExact(qp);
                 if (rc != 0) throw new VerbsException("ibv_destroy_qp(QP 0x" + Integer.toHexString(qpNumber) + ")", Math.abs(rc));
