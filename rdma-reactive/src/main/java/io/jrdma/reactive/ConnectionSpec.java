@@ -3,7 +3,6 @@ package io.jrdma.reactive;
 import io.jrdma.ffm.Access;
 import io.jrdma.ffm.RnrNakTimer;
 import io.jrdma.reactive.internal.observe.Metering;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Objects;
@@ -384,18 +383,19 @@ public abstract sealed class ConnectionSpec<T extends ConnectionSpec<T>> permits
     }
 
     /**
-     * {@link #metrics(boolean)} to {@code registry} instead of the global registry, like Reactor
-     * Netty's {@code metrics(true, recorder)}.
+     * {@link #metrics(boolean)} to an application's registry instead of the global one, like
+     * Reactor Netty's {@code metrics(true, recorder)}:
+     * {@code metrics(true, MetricsRecorder.micrometer(registry))}.
      *
      * @param enabled  whether to record
-     * @param registry where the meters go; kept only while {@code enabled}
-     * @return a copy with metrics on (to {@code registry}) or off
+     * @param recorder where the meters go; kept only while {@code enabled}
+     * @return a copy with metrics on (to {@code recorder}'s registry) or off
      */
-    public T metrics(boolean enabled, MeterRegistry registry) {
-        Objects.requireNonNull(registry, "registry");
+    public T metrics(boolean enabled, MetricsRecorder recorder) {
+        Objects.requireNonNull(recorder, "recorder");
         return with(d -> {
             d.metrics = enabled;
-            d.meterRegistry = registry;
+            d.meterRegistry = recorder.registry;
         });
     }
 

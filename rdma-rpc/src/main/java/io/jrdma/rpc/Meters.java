@@ -1,6 +1,7 @@
 package io.jrdma.rpc;
 
 import io.micrometer.core.instrument.Gauge;
+import io.jrdma.reactive.MetricsRecorder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import java.net.InetSocketAddress;
@@ -23,9 +24,9 @@ final class Meters {
 
     private Meters() {}
 
-    /** {@code registry}: a {@code MeterRegistry}, or {@link RpcMetering#GLOBAL_REGISTRY}. */
+    /** {@code registry}: a {@link MetricsRecorder}, or {@link RpcMetering#GLOBAL_REGISTRY}. */
     static MeterRegistry registry(Object registry) {
-        return registry == RpcMetering.GLOBAL_REGISTRY ? Metrics.globalRegistry : (MeterRegistry) registry;
+        return registry == RpcMetering.GLOBAL_REGISTRY ? Metrics.globalRegistry : ((MetricsRecorder) registry).registry();
     }
 
     /** The {@code name} tag: the server's address, as {@code ip:port}. */

@@ -1,7 +1,7 @@
 package io.jrdma.rpc;
 
 import io.jrdma.reactive.RdmaClient;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.jrdma.reactive.MetricsRecorder;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
@@ -61,15 +61,16 @@ public final class RpcClientSpec {
     }
 
     /**
-     * As {@link #metrics(boolean)}, recording to {@code registry}.
+     * As {@link #metrics(boolean)}, recording to an application's registry:
+     * {@code metrics(true, MetricsRecorder.micrometer(registry))}.
      *
      * @param enabled  whether to record
-     * @param registry where to record
+     * @param recorder where to record
      * @return a copy with metrics on or off
      */
-    public RpcClientSpec metrics(boolean enabled, MeterRegistry registry) {
-        Objects.requireNonNull(registry, "registry");
-        return new RpcClientSpec(rdma, defaults, enabled ? registry : null);
+    public RpcClientSpec metrics(boolean enabled, MetricsRecorder recorder) {
+        Objects.requireNonNull(recorder, "recorder");
+        return new RpcClientSpec(rdma, defaults, enabled ? recorder : null);
     }
 
     /**

@@ -2,7 +2,7 @@ package io.jrdma.rpc;
 
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaServer;
-import io.micrometer.core.instrument.MeterRegistry;
+import io.jrdma.reactive.MetricsRecorder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -250,15 +250,16 @@ public final class RpcServer {
     }
 
     /**
-     * As {@link #metrics(boolean)}, recording to {@code registry}.
+     * As {@link #metrics(boolean)}, recording to an application's registry:
+     * {@code metrics(true, MetricsRecorder.micrometer(registry))}.
      *
      * @param enabled  whether to record
-     * @param registry where to record
+     * @param recorder where to record
      * @return a copy with metrics on or off
      */
-    public RpcServer metrics(boolean enabled, MeterRegistry registry) {
-        Objects.requireNonNull(registry, "registry");
-        return withMeters(enabled ? registry : null);
+    public RpcServer metrics(boolean enabled, MetricsRecorder recorder) {
+        Objects.requireNonNull(recorder, "recorder");
+        return withMeters(enabled ? recorder : null);
     }
 
     private RpcServer withMeters(@Nullable Object registry) {

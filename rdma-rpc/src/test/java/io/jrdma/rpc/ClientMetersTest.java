@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaServer;
 import io.micrometer.core.instrument.Counter;
@@ -157,9 +158,9 @@ class ClientMetersTest {
     void theSpecsTakeMetricsOnAndOff() {
         RpcClientSpec spec = RpcClient.create(RdmaClient.create().host("10.77.0.2").port(7471));
         assertEquals(spec.toString(), spec.metrics(true).metrics(false).toString());
-        assertTrue(spec.metrics(true, registry).toString().contains("metrics to"));
-        assertEquals(spec.toString(), spec.metrics(false, registry).toString());
+        assertTrue(spec.metrics(true, MetricsRecorder.micrometer(registry)).toString().contains("metrics to"));
+        assertEquals(spec.toString(), spec.metrics(false, MetricsRecorder.micrometer(registry)).toString());
         assertThrows(NullPointerException.class, () -> spec.metrics(true, null));
-        assertDoesNotThrow(() -> RpcServer.create(RdmaServer.create().port(0)).metrics(true).metrics(true, registry).metrics(false));
+        assertDoesNotThrow(() -> RpcServer.create(RdmaServer.create().port(0)).metrics(true).metrics(true, MetricsRecorder.micrometer(registry)).metrics(false));
     }
 }

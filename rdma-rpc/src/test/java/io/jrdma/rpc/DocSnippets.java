@@ -2,6 +2,7 @@ package io.jrdma.rpc;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaServer;
@@ -56,7 +57,7 @@ final class DocSnippets {
                 .bind().block(Duration.ofSeconds(10));
         RpcClient client = RpcClient.create(RdmaClient.create().host("10.77.0.2").port(7471))
                 .defaults(CallOptions.defaults().timeout(Duration.ofSeconds(2)))
-                .metrics(true, registry)                                      // the application's MeterRegistry
+                .metrics(true, MetricsRecorder.micrometer(registry))          // the application's MeterRegistry
                 .connect().block(Duration.ofSeconds(10));
         // README end
     }

@@ -5,6 +5,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.ffm.Access;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.DisposableRdmaServer;
@@ -116,7 +117,7 @@ class ObservabilityTest {
         SimpleMeterRegistry own = new SimpleMeterRegistry();
         String path = transport == Transport.RDMA_CM ? "rdma_cm" : "tcp";
         byte[] key = HexFormat.of().parseHex("0f1e2d3c4b5a69788796a5b4c3d2e1f00112233445566778899aabbccddeeff0");
-        DisposableRdmaServer server = RdmaServer.create().metrics(true, own).authentication(PeerAuthentication.preSharedKey(key))
+        DisposableRdmaServer server = RdmaServer.create().metrics(true, MetricsRecorder.micrometer(own)).authentication(PeerAuthentication.preSharedKey(key))
                 .host(LabPeers.SERVER_IP).port(0).transport(transport).bind().block(TIMEOUT);
         try {
             String name = LabPeers.SERVER_IP + ":" + server.address().getPort();
@@ -124,7 +125,7 @@ class ObservabilityTest {
             Tags served = Tags.of("side", "server", "transport", path, "name", name);
             Mono<RdmaConnection> taken = server.connections().next().cache();
             taken.subscribe();
-            RdmaClient spec = RdmaClient.create().metrics(true, own).host(LabPeers.SERVER_IP).port(server.address().getPort())
+            RdmaClient spec = RdmaClient.create().metrics(true, MetricsRecorder.micrometer(own)).host(LabPeers.SERVER_IP).port(server.address().getPort())
                     .localAddress(LabPeers.CLIENT_IP).transport(transport);
             RdmaConnection connection = spec.authentication(PeerAuthentication.preSharedKey(key)).connect().block(TIMEOUT);
             RdmaConnection accepted = taken.block(TIMEOUT);

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.reactive.RdmaConnection;
 import io.jrdma.rpc.CallOptions;
 import io.jrdma.rpc.DisposableRpcServer;
@@ -45,9 +46,9 @@ class RpcMetricsTest {
                 .register("slow", r -> Mono.delay(Duration.ofMillis(1500)).thenReturn(new byte[] {1}))
                 .register("stuck", r -> Mono.never())
                 .handlerTimeout(HANDLER_TIMEOUT)
-                .metrics(true, registry));
+                .metrics(true, MetricsRecorder.micrometer(registry)));
         RpcClient client = RpcClient.create(RpcLab.rdmaClient(server)).defaults(CallOptions.defaults().timeout(RpcLab.TIMEOUT))
-                .metrics(true, registry).connect().block(RpcLab.TIMEOUT);
+                .metrics(true, MetricsRecorder.micrometer(registry)).connect().block(RpcLab.TIMEOUT);
         RdmaConnection raw = RpcLab.rdmaClient(server).connect().block(RpcLab.TIMEOUT);
         try {
             InetSocketAddress bound = server.address();

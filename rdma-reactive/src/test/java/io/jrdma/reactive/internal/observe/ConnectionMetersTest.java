@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.ffm.WcOpcode;
 import io.jrdma.ffm.WcStatus;
 import io.jrdma.reactive.ConnectionConfig;
@@ -108,13 +109,13 @@ class ConnectionMetersTest {
     @Test
     void withMetricsOffNothingIsLookedUp() {
         assertSame(ConnectionMeters.NONE, ConnectionMeters.of(ConnectionConfig.defaults(), Side.CLIENT, "rdma_cm", null));
-        assertSame(ConnectionMeters.NONE, ConnectionMeters.of(RdmaClient.create().metrics(false, registry).configuration(), Side.SERVER, "tcp", "x"));
+        assertSame(ConnectionMeters.NONE, ConnectionMeters.of(RdmaClient.create().metrics(false, MetricsRecorder.micrometer(registry)).configuration(), Side.SERVER, "tcp", "x"));
         assertEquals(0, registry.getMeters().size());
     }
 
     @Test
     void metricsToARegistryRecordThereAndMetricsTrueToTheGlobalOne() {
-        ConnectionConfig own = RdmaClient.create().metrics(true, registry).configuration();
+        ConnectionConfig own = RdmaClient.create().metrics(true, MetricsRecorder.micrometer(registry)).configuration();
         assertSame(registry, own.meterRegistry());
         ConnectionMeters.of(own, Side.CLIENT, "tcp", null).opened();
         assertEquals(1, registry.get("jrdma.connections.opened").tags("transport", "tcp").counter().count());
@@ -122,7 +123,7 @@ class ConnectionMetersTest {
         SimpleMeterRegistry global = new SimpleMeterRegistry();
         Metrics.addRegistry(global);
         try {
-            ConnectionConfig shared = RdmaClient.create().metrics(true, registry).metrics(true).configuration();
+            ConnectionConfig shared = RdmaClient.create().metrics(true, MetricsRecorder.micrometer(registry)).metrics(true).configuration();
             assertNull(shared.meterRegistry(), "metrics(true) after metrics(true, registry): the global registry");
             ConnectionMeters.of(shared, Side.CLIENT, "out_of_band", null).opened();
             assertEquals(1, global.get("jrdma.connections.opened").tags("transport", "out_of_band").counter().count());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.jrdma.reactive.MetricsRecorder;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.Transport;
@@ -31,7 +32,7 @@ class MeteredTest {
 
     @Test
     void aFailedConnectIsTimedUnderItsOutcomeAndReachesTheCallback() {
-        ConnectionMeters meters = ConnectionMeters.of(RdmaClient.create().metrics(true, registry).configuration(), ConnectionMeters.Side.CLIENT,
+        ConnectionMeters meters = ConnectionMeters.of(RdmaClient.create().metrics(true, MetricsRecorder.micrometer(registry)).configuration(), ConnectionMeters.Side.CLIENT,
                 Metered.transport(Transport.TCP, false), null);
         ConnectionException.Rejected rejected = new ConnectionException.Rejected("refused", new byte[0], null);
         Metered.timed(meters, callback).failed(rejected);
