@@ -3,8 +3,6 @@ package io.jrdma.ffm;
 import static io.jrdma.ffm.abi.CmCalls.*;
 import static io.jrdma.ffm.abi.RdmaCma.*;
 
-import io.jrdma.ffm.abi.Libc;
-import io.jrdma.ffm.abi.LibcCalls;
 import io.jrdma.ffm.abi.Native;
 import io.jrdma.ffm.abi.RdmaCma;
 import java.lang.foreign.Arena;
@@ -31,11 +29,6 @@ import org.jspecify.annotations.Nullable;
  * the channel wakes a thread waiting in it, which then fails with IllegalStateException, and
  * frees the channel only after it left; connect requests still queued are refused by destroying
  * their ids.
- *
- * <p>librdmacm changes an id's QP inside {@code rdma_get_cm_event}: a connect response moves the
- * client's QP to RTR and RTS, a reject moves it to ERR. So reading an event and destroying a QP of
- * one of the channel's ids ({@link QueuePair#close()}, which may run on another thread: a
- * connection's loop) never overlap: both hold {@link #qpGuard()}.
  */
 public final class EventChannel extends NativeResource {
     private final MemorySegment channel;
@@ -44,7 +37,6 @@ public final class EventChannel extends NativeResource {
     private final Arena scratchArena = Arena.ofShared();
     private final MemorySegment eventOut = scratchArena.allocate(ValueLayout.ADDRESS);
     private final Map<Long, CmId> ids = new ConcurrentHashMap<>();
-    private final Object qpGuard = new Object();
     /** Events read while their id was not the one awaited. Only the reader (see gate) touches it. */
     private final ArrayDeque<CmEvent> pending = new ArrayDeque<>();
     /** The CONNECT_REQUEST ids in pending: nobody else holds them, so close() closes them. */
@@ -79,31 +71,10 @@ public final class EventChannel extends NativeResource {
                                 : RdmaDevices.noDevicesMessage() + " (rdma_create_event_channel: " + Errno.describe(e) + ")")
                         : new VerbsException("rdma_create_event_channel", e);
             }
-            try {
-                nonBlocking((int) rdma_event_channel_fd.get(ch.reinterpret(RdmaCma.rdma_event_channel.byteSize())));
-            } catch (Throwable t) {
-                rdma_destroy_event_channel.invokeExact(ch);
-                throw t;
-            }
             return new EventChannel(ch, gate);
         } catch (Throwable t) {
             gate.discard();
             throw Native.rethrow(t);
-        }
-    }
-
-    /**
-     * A non-blocking channel: {@code rdma_get_cm_event} of a readable channel can still find no
-     * event to return (librdmacm drops a connect request it failed to process, or a reject after a
-     * connect error, and reads again), and must then say EAGAIN instead of waiting for the next
-     * event with its thread (and the QP guard) held.
-     */
-    private static void nonBlocking(int fd) throws Throwable {
-        MemorySegment errno = Native.errnoBuffer();
-        int flags = (int) LibcCalls.fcntl_getfl.invokeExact(errno, fd, Libc.F_GETFL);
-        if (flags < 0) throw new VerbsException("fcntl(rdma_cm channel, F_GETFL)", Native.errno(errno));
-        if ((int) LibcCalls.fcntl_setfl.invokeExact(errno, fd, Libc.F_SETFL, flags | Libc.O_NONBLOCK) < 0) {
-            throw new VerbsException("fcntl(rdma_cm channel, F_SETFL O_NONBLOCK)", Native.errno(errno));
         }
     }
 
@@ -200,7 +171,6 @@ public final class EventChannel extends NativeResource {
                     case READABLE -> { }
                 }
                 CmEvent e = read();
-                if (e == null) continue;  // no event after all (librdmacm dropped what made it readable): wait again
                 if (type == null || concerns(e, id, type)) return answer(e, id, type);
                 if (e.id() == null) continue;  // an id this channel never knew: nobody could take it
                 pending.add(e);
@@ -237,30 +207,12 @@ public final class EventChannel extends NativeResource {
         return local == null ? "" : " on " + SocketAddresses.format(local);
     }
 
-    /** Held while an event is read and while a QP of one of the channel's ids is destroyed. */
-    Object qpGuard() {
-        return qpGuard;
-    }
-
-    /**
-     * Reads one event (fd readable), copies it out and acknowledges it; never while a QP of the
-     * channel's ids is destroyed. Null when there was none after all (EAGAIN).
-     */
-    private @Nullable CmEvent read() {
-        synchronized (qpGuard) {
-            return readUnguarded();
-        }
-    }
-
-    private @Nullable CmEvent readUnguarded() {
+    /** Reads one event (fd readable), copies it out and acknowledges it. */
+    private CmEvent read() {
         try {
             MemorySegment errno = Native.errnoBuffer();
             int rc = (int) rdma_get_cm_event.invokeExact(errno, channel, eventOut);
-            if (rc != 0) {
-                int e = Native.errno(errno);
-                if (e == Libc.EAGAIN) return null;
-                throw new VerbsException("rdma_get_cm_event", e);
-            }
+            if (rc != 0) throw new VerbsException("rdma_get_cm_event", Native.errno(errno));
             MemorySegment ev = eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(RdmaCma.rdma_cm_event.byteSize());
             int event, status, responderResources, initiatorDepth, qpNum;
             MemorySegment idPtr, listenPtr;

@@ -326,10 +326,7 @@ public final class QueuePair extends NativeResource {
     void release() {
         try {
             if (cmOwner != null) {
-                // never while the id's channel reads an event: librdmacm may be changing this QP in there
-                synchronized (cmOwner.channel().qpGuard()) {
-                    CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
-                }
+                CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
             } else {
                 int rc = (int) ibv_destroy_qp.invokeExact(qp);
                 if (rc != 0) throw new VerbsException("ibv_destroy_qp(QP 0x" + Integer.toHexString(qpNumber) + ")", Math.abs(rc));

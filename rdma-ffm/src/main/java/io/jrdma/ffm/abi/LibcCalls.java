@@ -3,7 +3,6 @@ package io.jrdma.ffm.abi;
 import static io.jrdma.ffm.abi.Native.Lib.LIBC;
 import static io.jrdma.ffm.abi.Native.function;
 import static io.jrdma.ffm.abi.Native.functionWithErrno;
-import static io.jrdma.ffm.abi.Native.variadicWithErrno;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -40,12 +39,6 @@ public final class LibcCalls {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
     public static final MethodHandle eventfd_write_uncaptured = function(LIBC, "eventfd_write",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_LONG));
-    /** {@code int fcntl(int fd, int cmd, ...)} with F_GETFL: no variadic argument. */
-    public static final MethodHandle fcntl_getfl = functionWithErrno(LIBC, "fcntl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    /** {@code int fcntl(int fd, int cmd, ...)} with F_SETFL: the flags are its variadic int. */
-    public static final MethodHandle fcntl_setfl = variadicWithErrno(LIBC, "fcntl",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), 2);
     public static final MethodHandle close = functionWithErrno(LIBC, "close",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     public static final MethodHandle strerror = function(LIBC, "strerror",

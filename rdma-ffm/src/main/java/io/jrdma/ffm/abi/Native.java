@@ -98,11 +98,6 @@ public final class Native {
         return LINKER.downcallHandle(symbol(lib, name), fd, CAPTURE_ERRNO);
     }
 
-    /** {@link #functionWithErrno(Lib, String, FunctionDescriptor)} of a variadic function, its variadic arguments from {@code firstVariadic} on. */
-    public static MethodHandle variadicWithErrno(Lib lib, String name, FunctionDescriptor fd, int firstVariadic) {
-        return LINKER.downcallHandle(symbol(lib, name), fd, CAPTURE_ERRNO, Linker.Option.firstVariadicArg(firstVariadic));
-    }
-
     /** Looks a symbol up, or empty when this rdma-core is too old to export it. */
     public static Optional<MemorySegment> optionalSymbol(Lib lib, String name) {
         return lib.lookup().find(name);
