@@ -42,12 +42,25 @@ public final class LabNetwork {
      * (CM) at 48, attribute 0x0014 (RTU) at 64.
      */
     public static void dropCmRtuFrom(String netdev) {
+        dropCmFrom(netdev, 0x0014);
+    }
+
+    /**
+     * Drops the IB CM's DREQs {@code netdev} sends, and nothing else: a connection closing from
+     * that side reaches its peer only through the CM's retransmission. The match as in
+     * {@link #dropCmRtuFrom}, attribute 0x0015 (DREQ).
+     */
+    public static void dropCmDreqFrom(String netdev) {
+        dropCmFrom(netdev, 0x0015);
+    }
+
+    private static void dropCmFrom(String netdev, int attribute) {
         run("tc", "qdisc", "add", "dev", netdev, "root", "handle", "1:", "prio");
         run("tc", "filter", "add", "dev", netdev, "parent", "1:", "protocol", "ip", "prio", "1", "u32",
                 "match", "ip", "protocol", "17", "0xff", "match", "ip", "dport", "4791", "0xffff",
                 "match", "u32", "0x00000001", "0x00ffffff", "at", "32",
                 "match", "u32", "0x01070000", "0xffff0000", "at", "48",
-                "match", "u32", "0x00140000", "0xffff0000", "at", "64", "action", "drop");
+                "match", "u32", String.format("0x%04x0000", attribute), "0xffff0000", "at", "64", "action", "drop");
     }
 
     /** Packets the drop filter of {@code netdev} dropped so far. */

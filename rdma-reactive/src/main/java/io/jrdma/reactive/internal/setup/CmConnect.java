@@ -287,10 +287,15 @@ final class CmConnect implements CmEvents.Handler {
     /** IB CM reject reason 28: an rdma_reject by the peer's application. */
     private static final int IB_CM_REJ_CONSUMER_DEFINED = 28;
 
-    /** An rdma_cm connection's teardown: rdma_disconnect, and the id destroyed on the event thread after the QP. */
+    /**
+     * An rdma_cm connection's teardown: rdma_disconnect, and the id destroyed on the event thread
+     * after the QP; an id that sent a DREQ lingers for its retransmission ({@link CmEvents#destroyOnceDisconnected}).
+     */
     static final class CmTeardown implements Teardown {
         private final CmEvents events;
         private final CmId id;
+        /** rdma_disconnect succeeded: a DREQ went (or the DREP to the peer's). */
+        private volatile boolean disconnected;
 
         CmTeardown(CmEvents events, CmId id) {
             this.events = events;
@@ -301,6 +306,7 @@ final class CmConnect implements CmEvents.Handler {
         public void disconnect(QueuePair qp) {
             try {
                 id.disconnect();
+                disconnected = true;
             } catch (RuntimeException notConnected) {
                 // not connected (yet): the plain transition flushes just the same
                 if (!qp.isClosed()) qp.modifyToError();
@@ -309,7 +315,8 @@ final class CmConnect implements CmEvents.Handler {
 
         @Override
         public void release() {
-            events.destroy(id);
+            if (disconnected) events.destroyOnceDisconnected(id);
+            else events.destroy(id);
         }
     }
 }

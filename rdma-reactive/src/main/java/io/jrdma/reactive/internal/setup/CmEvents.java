@@ -10,8 +10,10 @@ import io.jrdma.ffm.Wakeup;
 import io.jrdma.reactive.internal.TaskThread;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.util.Logger;
@@ -26,6 +28,12 @@ import reactor.util.Loggers;
  * handed to it is run there or, once it stopped, refused, never dropped ({@link TaskThread}): a
  * setup's first step fails its setup itself, and a clean-up has nothing left to do (the thread
  * destroyed every id as it stopped).
+ *
+ * <p>An id whose connection sent a DREQ lingers ({@link #destroyOnceDisconnected}): destroying it
+ * cancels the IB CM's retransmission of that DREQ, so a first DREQ lost on the wire would leave the
+ * peer connected to nobody, forever. It is destroyed when its DISCONNECTED comes (the peer's DREP,
+ * its DREQ, or the CM's own timeout), after {@link #LINGER} at the latest, or when the thread stops
+ * (a stop does not wait for a lingering id).
  */
 public final class CmEvents extends TaskThread {
     /** Receives the events of the ids it was registered for, on the event thread. */
@@ -36,10 +44,16 @@ public final class CmEvents extends TaskThread {
     private static final Logger LOG = Loggers.getLogger("io.jrdma.reactive.cm");
     /** How long the thread sleeps between checks; tasks and events wake it at once. */
     private static final Duration WAIT = Duration.ofSeconds(5);
+    /** How long an id that sent a DREQ is kept for its retransmission at most. */
+    static final Duration LINGER = Duration.ofSeconds(10);
 
     private final EventChannel channel;
     private final Wakeup wakeup = Wakeup.create();
     private final Map<CmId, Handler> handlers = new HashMap<>();  // event thread only
+    /** Ids whose DISCONNECTED came: their connection's DREQ (if it sent one) needs no retransmission. Event thread only. */
+    private final Set<CmId> disconnected = new HashSet<>();
+    /** Ids kept for their DREQ's retransmission, with the System.nanoTime() they go at the latest. Event thread only. */
+    private final Map<CmId, Long> lingering = new HashMap<>();
 
     public CmEvents(String name, boolean daemon) {
         super(name, daemon, LOG, "connections set up through it no longer see disconnects", AfterStop.REFUSED);
@@ -68,6 +82,8 @@ public final class CmEvents extends TaskThread {
             return;
         }
         handlers.remove(id);
+        disconnected.remove(id);
+        lingering.remove(id);
         try {
             id.close();
         } catch (RuntimeException e) {
@@ -75,9 +91,44 @@ public final class CmEvents extends TaskThread {
         }
     }
 
-    /** Ids alive on the channel (listeners, connections, connects in progress). */
+    /**
+     * Destroys {@code id}, whose connection sent a DREQ, once its DISCONNECTED comes or {@link #LINGER}
+     * passed (now, if it came already or the thread is stopping); its events are the teardown's from
+     * now on. Any thread.
+     */
+    public void destroyOnceDisconnected(CmId id) {
+        if (!inThread()) {
+            SetupTasks.offer(this, () -> destroyOnceDisconnected(id));
+            return;
+        }
+        if (disconnected.contains(id) || stopRequested() || !handlers.containsKey(id)) {
+            destroy(id);
+            return;
+        }
+        handlers.put(id, event -> destroy(id));  // DISCONNECTED, or a device removal: nothing is left to wait for
+        lingering.put(id, System.nanoTime() + LINGER.toNanos());
+    }
+
+    /** Ids alive on the channel (listeners, connections, connects in progress, ids lingering for their DREQ). */
     public int ids() {
         return handlers.size();
+    }
+
+    /** Destroys the lingering ids whose time is up; how long until the next one's is, at most {@link #WAIT}. */
+    private Duration expireLingering() {
+        long now = System.nanoTime(), next = WAIT.toNanos();
+        for (var it = lingering.entrySet().iterator(); it.hasNext(); ) {
+            var e = it.next();
+            long left = e.getValue() - now;
+            if (left > 0) {
+                next = Math.min(next, left);
+                continue;
+            }
+            it.remove();
+            if (LOG.isDebugEnabled()) LOG.debug("no DISCONNECTED within " + LINGER + " of a DREQ: destroying its rdma_cm id");
+            destroy(e.getKey());
+        }
+        return Duration.ofNanos(next);
     }
 
     private void requireThread() {
@@ -88,11 +139,13 @@ public final class CmEvents extends TaskThread {
     protected void serve() {
         while (true) {
             runTasks();
-            if (stopRequested() && handlers.isEmpty() && tryStop()) return;
+            Duration wait = expireLingering();
+            // a stop waits for every id but the lingering ones: release destroys those
+            if (stopRequested() && handlers.size() == lingering.size() && tryStop()) return;
             if (!beginSleep()) continue;
             CmEvent e;
             try {
-                e = channel.next(WAIT, wakeup);
+                e = channel.next(wait, wakeup);
             } catch (RdmaTimeoutException timeout) {
                 continue;
             } finally {
@@ -111,6 +164,8 @@ public final class CmEvents extends TaskThread {
     protected void release(@Nullable Throwable failure) {
         List<CmId> left = List.copyOf(handlers.keySet());
         handlers.clear();
+        disconnected.clear();
+        lingering.clear();
         for (CmId id : left) {
             try {
                 id.close();
@@ -127,6 +182,7 @@ public final class CmEvents extends TaskThread {
     }
 
     private void dispatch(CmEvent e) {
+        if (e.type() == CmEventType.DISCONNECTED && e.id() != null && handlers.containsKey(e.id())) disconnected.add(e.id());
         Handler h = e.id() == null ? null : handlers.get(e.id());
         if (h == null && e.type() == CmEventType.CONNECT_REQUEST && e.listenId() != null) h = handlers.get(e.listenId());
         if (h == null) {
