@@ -8,6 +8,7 @@ module io.jrdma.rpc {
     requires transitive io.jrdma.reactive;
     requires static transitive org.jspecify;  // annotations only: not needed at run time
     requires static micrometer.core;  // optional: metrics(true) only; automatic module; no public type of this module names it
+    requires static micrometer.observation;  // optional: observations(...) only; RpcObservations alone names it
     exports io.jrdma.rpc;
     uses io.jrdma.rpc.RpcFunctionProvider;
 }

@@ -4,7 +4,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.jrdma.reactive.MetricsRecorder;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
-import java.net.InetSocketAddress;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -27,12 +26,6 @@ final class Meters {
     /** {@code registry}: a {@link MetricsRecorder}, or {@link RpcMetering#GLOBAL_REGISTRY}. */
     static MeterRegistry registry(Object registry) {
         return registry == RpcMetering.GLOBAL_REGISTRY ? Metrics.globalRegistry : ((MetricsRecorder) registry).registry();
-    }
-
-    /** The {@code name} tag: the server's address, as {@code ip:port}. */
-    static String name(InetSocketAddress address) {
-        String host = address.getAddress() != null ? address.getAddress().getHostAddress() : address.getHostString();
-        return host + ":" + address.getPort();
     }
 
     /** The count behind the gauge {@code meter} of {@code name}, registered with the first caller. */

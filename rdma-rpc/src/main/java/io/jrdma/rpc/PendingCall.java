@@ -224,18 +224,20 @@ final class PendingCall extends CallState<RegisteredBuffer> implements Deadlines
 
     private int encode(long id, RegisteredBuffer b) {
         RpcClient.Request r = request;
+        byte[] context = r.context();
         int flags = (r.remote() ? RequestHeader.REMOTE_PAYLOAD : 0) | (r.key() != null ? RequestHeader.KEYED : 0)
-                | (windowBytes > 0 ? RequestHeader.WINDOW : 0);
+                | (windowBytes > 0 ? RequestHeader.WINDOW : 0) | (context != null ? RequestHeader.CONTEXT : 0);
         long base = client.exposed == null ? 0 : client.exposed.address();
         int rkey = client.exposedRkey;
         long payloadAddress = r.remote() ? base + stagingOffset : 0;
         long windowAddress = windowBytes > 0 ? base + stagingOffset + payloadBytes() : 0;
         RequestHeader h = new RequestHeader(flags, r.functionId(), id, r.key(), r.payload().length, r.payloadCrc(), payloadAddress,
                 r.remote() ? rkey : 0, client.connection.config().bufferSize(), windowAddress, windowBytes > 0 ? rkey : 0, windowBytes);
-        h.encode(b.segment(), 0);
-        if (r.remote()) return REQUEST_HEADER;
-        MemorySegment.copy(r.payload(), 0, b.segment(), ValueLayout.JAVA_BYTE, REQUEST_HEADER, r.payload().length);
-        return REQUEST_HEADER + r.payload().length;
+        h.encode(b.segment(), 0, context);
+        int at = REQUEST_HEADER + (context == null ? 0 : context.length);
+        if (r.remote()) return at;
+        MemorySegment.copy(r.payload(), 0, b.segment(), ValueLayout.JAVA_BYTE, at, r.payload().length);
+        return at + r.payload().length;
     }
 
     /** Out of the table of posted requests, if it is there. */

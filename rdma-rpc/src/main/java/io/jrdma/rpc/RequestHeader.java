@@ -10,6 +10,9 @@ import static io.jrdma.rpc.Frames.putShort;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Map;
+import java.util.zip.CRC32C;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The 80-byte request header, big-endian (docs/rpc-protocol.md has the table):
@@ -17,11 +20,13 @@ import java.lang.foreign.ValueLayout;
  *  0 u32 magic "JRPQ"        16 u64 request id            48 u64 payload address   64 u64 window address
  *  4 u8  version (1)         24 u64 idempotency key hi    56 u32 payload rkey      72 u32 window rkey
  *  5 u8  flags               32 u64 idempotency key lo    60 u32 max inline resp.  76 u32 window length
- *  6 u16 reserved (0)        40 u32 payload length
+ *  6 u16 context length     40 u32 payload length
  *  8 u32 function id         44 u32 payload crc32c
  * 12 u32 header crc32c
  * </pre>
- * The inline payload follows at 80 unless {@link #REMOTE_PAYLOAD} is set.
+ * With {@link #CONTEXT} the context ({@link CallContext}: trace context and the like, as key-value
+ * pairs) follows at 80 and the header checksum covers it too; the inline payload follows the
+ * context (at 80 without one) unless {@link #REMOTE_PAYLOAD} is set.
  */
 record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey key, int payloadLength, int payloadCrc,
                      long payloadAddress, int payloadRkey, int maxInlineResponse, long windowAddress, int windowRkey,
@@ -32,7 +37,9 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
     static final int KEYED = 0x02;
     /** Response window present: a large response may be written there with WRITE_WITH_IMM. */
     static final int WINDOW = 0x04;
-    static final int KNOWN_FLAGS = REMOTE_PAYLOAD | KEYED | WINDOW;
+    /** A call context follows the header: its length at offset 6. Sent only to servers whose hello offers {@link Hello#CONTEXT}. */
+    static final int CONTEXT = 0x08;
+    static final int KNOWN_FLAGS = REMOTE_PAYLOAD | KEYED | WINDOW | CONTEXT;
     static final int CRC_OFFSET = 12;
 
     boolean remotePayload() {
@@ -45,12 +52,21 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
 
     /** Writes the 80 header bytes at {@code offset}, checksum included: built on the heap, copied out at once. */
     void encode(MemorySegment out, long offset) {
+        encode(out, offset, null);
+    }
+
+    /**
+     * Writes the header and, with the {@link #CONTEXT} flag, {@code context} (encoded, {@link CallContext#encode})
+     * after it: {@code 80 + context.length} bytes at {@code offset}, the checksum over both.
+     */
+    void encode(MemorySegment out, long offset, byte @Nullable [] context) {
         Frames.Checksum c = Frames.scratch();
         byte[] h = c.header;
+        int contextLength = (flags & CONTEXT) != 0 && context != null ? context.length : 0;
         putInt(h, 0, Frames.REQUEST_MAGIC);
         h[4] = (byte) Frames.VERSION;
         h[5] = (byte) flags;
-        putShort(h, 6, 0);
+        putShort(h, 6, contextLength);
         putInt(h, 8, functionId);
         putInt(h, CRC_OFFSET, 0);
         putLong(h, 16, requestId);
@@ -64,15 +80,22 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
         putLong(h, 64, windowAddress);
         putInt(h, 72, windowRkey);
         putInt(h, 76, windowLength);
-        putInt(h, CRC_OFFSET, c.crc32c(h, 0, REQUEST_HEADER));
+        CRC32C crc = c.reset();
+        crc.update(h, 0, REQUEST_HEADER);
+        if (contextLength > 0) crc.update(context, 0, contextLength);
+        putInt(h, CRC_OFFSET, (int) crc.getValue());
         MemorySegment.copy(h, 0, out, ValueLayout.JAVA_BYTE, offset, REQUEST_HEADER);
+        if (contextLength > 0) MemorySegment.copy(context, 0, out, ValueLayout.JAVA_BYTE, offset + REQUEST_HEADER, contextLength);
     }
 
     /** What the server makes of a received frame. */
     sealed interface Decoded permits Ok, Drop, Reject {}
 
-    /** A well-formed request (its inline payload, if any, checksummed). */
-    record Ok(RequestHeader header) implements Decoded {}
+    /**
+     * A well-formed request (its inline payload, if any, checksummed), its context (empty without
+     * one) and where its inline payload starts.
+     */
+    record Ok(RequestHeader header, Map<String, String> context, int payloadOffset) implements Decoded {}
 
     /** Not even the request id can be trusted: no answer, a log line and a counter. */
     record Drop(String reason) implements Decoded {}
@@ -101,7 +124,13 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
         if (version != Frames.VERSION) return new Drop("unsupported protocol version " + version);
         int crc = getInt(h, CRC_OFFSET);
         putInt(h, CRC_OFFSET, 0);
-        if (crc != c.crc32c(h, 0, REQUEST_HEADER)) return new Drop("header checksum mismatch");
+        int flags = Byte.toUnsignedInt(h[5]);
+        int contextLength = (flags & CONTEXT) != 0 ? getUnsignedShort(h, 6) : 0;
+        if (contextLength > length - REQUEST_HEADER) return new Drop("truncated context: " + (length - REQUEST_HEADER) + " bytes after the header");
+        CRC32C headerCrc = c.reset();
+        headerCrc.update(h, 0, REQUEST_HEADER);
+        if (contextLength > 0) c.update(frame, REQUEST_HEADER, contextLength);
+        if (crc != (int) headerCrc.getValue()) return new Drop("header checksum mismatch");
 
         // From here on the header is what the client sent: answer to its request id, in a SEND
         // no larger than the receive buffers it announced (a larger one would break its QP).
@@ -109,10 +138,17 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
         if (maxInline < MIN_INLINE_RESPONSE) return new Drop("max inline response " + maxInline + " is too small to answer");
         int inline = (int) Math.min(maxInline, Integer.MAX_VALUE);
         long id = getLong(h, 16);
-        int flags = Byte.toUnsignedInt(h[5]);
         if (id == 0) return new Reject(0, inline, "request id 0 is reserved");
         if ((flags & ~KNOWN_FLAGS) != 0) return new Reject(id, inline, String.format("unknown flags 0x%02x", flags & ~KNOWN_FLAGS));
-        if (getUnsignedShort(h, 6) != 0) return new Reject(id, inline, "reserved header bytes are not zero");
+        if ((flags & CONTEXT) == 0 && getUnsignedShort(h, 6) != 0) return new Reject(id, inline, "reserved bytes (the context length) set without the context flag");
+        if ((flags & CONTEXT) != 0 && contextLength == 0) return new Reject(id, inline, "the context flag with an empty context");
+        Map<String, String> context;
+        try {
+            context = contextLength == 0 ? Map.of() : CallContext.decode(frame, REQUEST_HEADER, contextLength);
+        } catch (IllegalArgumentException e) {
+            return new Reject(id, inline, "malformed context: " + e.getMessage());
+        }
+        int payloadOffset = REQUEST_HEADER + contextLength;
         int functionId = getInt(h, 8);
         long keyHi = getLong(h, 24);
         long keyLo = getLong(h, 32);
@@ -136,19 +172,20 @@ record RequestHeader(int flags, int functionId, long requestId, IdempotencyKey k
         } else if (windowAddress != 0 || windowRkey != 0 || windowLength != 0) {
             return new Reject(id, inline, "response window fields without the window flag");
         }
-        if (payloadLength > Integer.MAX_VALUE - REQUEST_HEADER) return new Reject(id, inline, "payload length " + payloadLength + " is too large");
+        if (payloadLength > Integer.MAX_VALUE - payloadOffset) return new Reject(id, inline, "payload length " + payloadLength + " is too large");
         if ((flags & REMOTE_PAYLOAD) != 0) {
-            if (length != REQUEST_HEADER) return new Reject(id, inline, "remote payload but " + (length - REQUEST_HEADER) + " inline bytes");
+            if (length != payloadOffset) return new Reject(id, inline, "remote payload but " + (length - payloadOffset) + " inline bytes");
         } else {
             if (payloadAddress != 0 || payloadRkey != 0) return new Reject(id, inline, "payload descriptor without the remote-payload flag");
-            if (length != REQUEST_HEADER + payloadLength) {
+            if (length != payloadOffset + payloadLength) {
                 return new Reject(id, inline, "frame of " + length + " bytes but the header announces " + payloadLength + " payload bytes"
-                        + (length < REQUEST_HEADER + payloadLength ? " (truncated)" : " (trailing bytes)"));
+                        + (contextLength > 0 ? " after " + contextLength + " context bytes" : "")
+                        + (length < payloadOffset + payloadLength ? " (truncated)" : " (trailing bytes)"));
             }
             // the same thread's scratch: a thread-local lookup is a few calls under the lab's C1
-            if (c.crc32c(frame, REQUEST_HEADER, payloadLength) != payloadCrc) return new Reject(id, inline, "payload checksum mismatch");
+            if (c.crc32c(frame, payloadOffset, payloadLength) != payloadCrc) return new Reject(id, inline, "payload checksum mismatch");
         }
         return new Ok(new RequestHeader(flags, functionId, id, key, (int) payloadLength, payloadCrc, payloadAddress,
-                payloadRkey, inline, windowAddress, windowRkey, (int) Math.min(windowLength, Integer.MAX_VALUE)));
+                payloadRkey, inline, windowAddress, windowRkey, (int) Math.min(windowLength, Integer.MAX_VALUE)), context, payloadOffset);
     }
 }

@@ -102,11 +102,14 @@ public final class RpcClient implements RdmaDisposable {
     private final LongAdder protocolErrors = new LongAdder();
     /** Null without metrics: then nothing on a call's path records anything. */
     final @Nullable ClientMeters meters;
+    /** Null without observations ({@link RpcObservations}). */
+    private final @Nullable CallObservations observations;
 
-    private RpcClient(RdmaConnection connection, CallOptions defaults, @Nullable ClientMeters meters) {
+    private RpcClient(RdmaConnection connection, CallOptions defaults, @Nullable ClientMeters meters, @Nullable CallObservations observations) {
         this.connection = connection;
         this.defaults = defaults;
         this.meters = meters;
+        this.observations = observations;
         RegisteredBuffer e = connection.findExposedBuffer().orElse(null);  // none: only payloads and answers that fit a SEND
         this.exposed = e;
         this.exposedRkey = e == null ? 0 : e.toRemote(0, 0).rkey();
@@ -149,20 +152,20 @@ public final class RpcClient implements RdmaDisposable {
      * @return a configuration with the default call options and no metrics; nothing connects until {@code connect()} is subscribed
      */
     public static RpcClientSpec create(RdmaClient rdma) {
-        return new RpcClientSpec(Objects.requireNonNull(rdma, "rdma"), CallOptions.defaults(), null);
+        return new RpcClientSpec(Objects.requireNonNull(rdma, "rdma"), CallOptions.defaults(), null, null);
     }
 
     /** {@code meterRegistry}: a {@code MeterRegistry}, {@link RpcMetering#GLOBAL_REGISTRY}, or null for no metrics. */
-    static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults, @Nullable Object meterRegistry) {
+    static Mono<RpcClient> connect(RdmaClient rdma, CallOptions defaults, @Nullable Object meterRegistry, @Nullable RpcObservations observed) {
         Objects.requireNonNull(defaults, "defaults");
         Duration helloTimeout = rdma.configuration().connectTimeout();
         return rdma.connect().flatMap(c -> {
             // named after the server it calls (a connection an OutOfBandExchange set up has no address)
-            ClientMeters meters = meterRegistry == null ? null
-                    : ClientMeters.create(meterRegistry, c.remoteAddress().map(Meters::name).orElse("out-of-band"));
-            RpcClient client = new RpcClient(c, defaults, meters);
+            String name = c.remoteAddress().map(RpcMetering::name).orElse("out-of-band");
+            ClientMeters meters = meterRegistry == null ? null : ClientMeters.create(meterRegistry, name);
+            RpcClient client = new RpcClient(c, defaults, meters, observed == null ? null : new CallObservations(observed, name));
             client.start();
-            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0);
+            Request hello = new Request("$hello", Frames.HELLO_FUNCTION, new byte[0], Frames.crc32c(new byte[0]), null, false, 0, null);
             return client.attempt(hello, 0, helloTimeout, new AtomicInteger())
                     .map(bytes -> client.opened(Hello.decode(bytes)))
                     .onErrorResume(e -> client.disposeLater().then(Mono.error(e)));
@@ -222,12 +225,19 @@ public final class RpcClient implements RdmaDisposable {
     public Mono<byte[]> call(String function, byte[] payload, CallOptions options) {
         Objects.requireNonNull(payload, "payload");
         Objects.requireNonNull(options, "options");
+        CallObservations o = observations;
+        if (o != null) return o.client(function, hello.offers(Hello.CONTEXT), context -> call(function, payload, options, context));
+        return call(function, payload, options, null);
+    }
+
+    /** A call whose request carries {@code context} (encoded, {@link CallContext}), or none. */
+    private Mono<byte[]> call(String function, byte[] payload, CallOptions options, byte @Nullable [] context) {
         if (options.retries() == 0 && options.idempotencyKey() == null) {
             // one attempt without a key, the common call: no operator around it, the attempt counts its own outcome
-            return new SingleCall(function, payload, options);
+            return new SingleCall(function, payload, options, context);
         }
         return Mono.defer(() -> {
-            Request r = prepare(function, payload, options);
+            Request r = prepare(function, payload, options, context);
             AtomicInteger attempt = new AtomicInteger();
             Mono<byte[]> call = attempt(r, r.window, options.timeout(), attempt);
             if (r.key != null) {
@@ -253,18 +263,20 @@ public final class RpcClient implements RdmaDisposable {
         private final String function;
         private final byte[] payload;
         private final CallOptions options;
+        private final byte @Nullable [] context;
 
-        SingleCall(String function, byte[] payload, CallOptions options) {
+        SingleCall(String function, byte[] payload, CallOptions options, byte @Nullable [] context) {
             this.function = function;
             this.payload = payload;
             this.options = options;
+            this.context = context;
         }
 
         @Override
         public void subscribe(CoreSubscriber<? super byte[]> actual) {
             Request r;
             try {
-                r = prepare(function, payload, options);
+                r = prepare(function, payload, options, context);
             } catch (RuntimeException e) {
                 Operators.error(actual, e);
                 return;
@@ -297,10 +309,10 @@ public final class RpcClient implements RdmaDisposable {
      * Counts the call and makes its request; a request that cannot be made is counted failed and
      * thrown, which the call's {@code Mono} and {@code Mono.defer} signal as the call's error.
      */
-    private Request prepare(String function, byte[] payload, CallOptions options) {
+    private Request prepare(String function, byte[] payload, CallOptions options, byte @Nullable [] context) {
         calls.increment();
         try {
-            return request(function, payload, options);
+            return request(function, payload, options, context);
         } catch (RpcException | IllegalArgumentException e) {
             failed.increment();
             if (meters != null) meters.failedEarly(function, e);
@@ -363,12 +375,14 @@ public final class RpcClient implements RdmaDisposable {
         return attempt(r, (int) e.requiredBytes(), timeout, attempt);
     }
 
-    private Request request(String function, byte[] payload, CallOptions options) {
+    private Request request(String function, byte[] payload, CallOptions options, byte @Nullable [] context) {
         int id = functionId(function);
         IdempotencyKey key = options.idempotencyKey() != null ? options.idempotencyKey()
                 : options.retries() > 0 ? IdempotencyKey.random() : null;
         Hello h = hello;
-        boolean remote = REQUEST_HEADER + (long) payload.length > maxInlineRequest();
+        int header = REQUEST_HEADER + (context == null ? 0 : context.length);
+        if (header > maxInlineRequest()) context = null;  // a context the receive buffers cannot take goes unsent, the call goes on
+        boolean remote = REQUEST_HEADER + (context == null ? 0 : context.length) + (long) payload.length > maxInlineRequest();
         if (remote) {
             if (!canLendPayload) {
                 throw new RpcException.PayloadTooLarge(function, payload.length + " bytes do not fit a SEND of " + maxInlineRequest()
@@ -381,7 +395,7 @@ public final class RpcClient implements RdmaDisposable {
                 throw new RpcException.PayloadTooLarge(function, payload.length + " bytes exceed this client's exposed buffer of " + staging.capacity());
             }
         }
-        return new Request(function, id, payload, Frames.crc32c(payload), key, remote, responseCapacity(function, payload, remote, options));
+        return new Request(function, id, payload, Frames.crc32c(payload), key, remote, responseCapacity(function, payload, remote, options), context);
     }
 
     private record FunctionId(String name, int id) {}
@@ -425,8 +439,9 @@ public final class RpcClient implements RdmaDisposable {
         return new Attempt(r, windowBytes, timeout, attempt);
     }
 
-    /** What is sent, shared by a call's attempts, and the first attempt's response window. */
-    record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window) {}
+    /** What is sent, shared by a call's attempts, the first attempt's response window, and the call's context (encoded) or null. */
+    record Request(String function, int functionId, byte[] payload, int payloadCrc, IdempotencyKey key, boolean remote, int window,
+                   byte @Nullable [] context) {}
 
     // ------------------------------------------------------------------------------ answers
 

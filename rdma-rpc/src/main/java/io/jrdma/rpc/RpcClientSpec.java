@@ -22,11 +22,13 @@ public final class RpcClientSpec {
     private final CallOptions defaults;
     /** A {@code MeterRegistry} or {@link RpcMetering#GLOBAL_REGISTRY}; null without metrics. An {@code Object}, so this class loads without Micrometer. */
     private final @Nullable Object meterRegistry;
+    private final @Nullable RpcObservations observations;
 
-    RpcClientSpec(RdmaClient rdma, CallOptions defaults, @Nullable Object meterRegistry) {
+    RpcClientSpec(RdmaClient rdma, CallOptions defaults, @Nullable Object meterRegistry, @Nullable RpcObservations observations) {
         this.rdma = rdma;
         this.defaults = defaults;
         this.meterRegistry = meterRegistry;
+        this.observations = observations;
     }
 
     /**
@@ -36,7 +38,7 @@ public final class RpcClientSpec {
      * @return a copy with those defaults
      */
     public RpcClientSpec defaults(CallOptions defaults) {
-        return new RpcClientSpec(rdma, Objects.requireNonNull(defaults, "defaults"), meterRegistry);
+        return new RpcClientSpec(rdma, Objects.requireNonNull(defaults, "defaults"), meterRegistry, observations);
     }
 
     /**
@@ -57,7 +59,7 @@ public final class RpcClientSpec {
      */
     public RpcClientSpec metrics(boolean enabled) {
         if (enabled) RpcMetering.requireMicrometer();
-        return new RpcClientSpec(rdma, defaults, enabled ? RpcMetering.GLOBAL_REGISTRY : null);
+        return new RpcClientSpec(rdma, defaults, enabled ? RpcMetering.GLOBAL_REGISTRY : null, observations);
     }
 
     /**
@@ -70,7 +72,19 @@ public final class RpcClientSpec {
      */
     public RpcClientSpec metrics(boolean enabled, MetricsRecorder recorder) {
         Objects.requireNonNull(recorder, "recorder");
-        return new RpcClientSpec(rdma, defaults, enabled ? recorder : null);
+        return new RpcClientSpec(rdma, defaults, enabled ? recorder : null, observations);
+    }
+
+    /**
+     * Reports every call as a Micrometer Observation ({@code jrdma.rpc.client}), whose trace
+     * context the request carries to a server that takes it ({@link RpcObservations} says what is
+     * recorded and sent).
+     *
+     * @param observations the registry to report to, {@code RpcObservations.of(registry)}
+     * @return a copy that observes its calls
+     */
+    public RpcClientSpec observations(RpcObservations observations) {
+        return new RpcClientSpec(rdma, defaults, meterRegistry, Objects.requireNonNull(observations, "observations"));
     }
 
     /**
@@ -80,7 +94,7 @@ public final class RpcClientSpec {
      *         error, or an {@link RpcException} when the hello failed (the connection is then closed)
      */
     public Mono<RpcClient> connect() {
-        return RpcClient.connect(rdma, defaults, meterRegistry);
+        return RpcClient.connect(rdma, defaults, meterRegistry, observations);
     }
 
     @Override

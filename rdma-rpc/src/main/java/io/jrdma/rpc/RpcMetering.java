@@ -1,5 +1,7 @@
 package io.jrdma.rpc;
 
+import java.net.InetSocketAddress;
+
 /**
  * The door to Micrometer, an optional dependency: nothing here names a Micrometer type, so this
  * class loads without it, and the classes that record ({@link ClientMeters}, {@link ServerMeters},
@@ -25,5 +27,11 @@ final class RpcMetering {
             throw new IllegalStateException("metrics(true) records to Micrometer, which is not on the class or module path:"
                     + " add io.micrometer:micrometer-core (jrdma is built with 1.16) to the application", e);
         }
+    }
+
+    /** The {@code name} tag of meters and observations: the server's address, as {@code ip:port}. */
+    static String name(InetSocketAddress address) {
+        String host = address.getAddress() != null ? address.getAddress().getHostAddress() : address.getHostString();
+        return host + ":" + address.getPort();
     }
 }

@@ -41,19 +41,21 @@ public final class RpcServer {
     private final Settings settings;
     /** A {@code MeterRegistry} or {@link RpcMetering#GLOBAL_REGISTRY}; null without metrics. An {@code Object}, so this class loads without Micrometer. */
     private final @Nullable Object meterRegistry;
+    private final @Nullable RpcObservations observations;
 
     /** {@code scheduler} null: the default {@link HandlerPool}. */
     record Settings(int maxConcurrentCalls, Duration handlerTimeout, @Nullable Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
     private RpcServer(RdmaServer rdma, Map<String, RpcHandler> functions, List<String> providers, @Nullable ClassLoader providerLoader,
-                      Settings settings, @Nullable Object meterRegistry) {
+                      Settings settings, @Nullable Object meterRegistry, @Nullable RpcObservations observations) {
         this.rdma = rdma;
         this.functions = functions;
         this.providers = providers;
         this.providerLoader = providerLoader;
         this.settings = settings;
         this.meterRegistry = meterRegistry;
+        this.observations = observations;
     }
 
     /**
@@ -66,7 +68,7 @@ public final class RpcServer {
      */
     public static RpcServer create(RdmaServer rdma) {
         return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
-                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)), null);
+                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)), null, null);
     }
 
     /**
@@ -83,7 +85,7 @@ public final class RpcServer {
         Objects.requireNonNull(handler, "handler");
         Map<String, RpcHandler> f = new LinkedHashMap<>(functions);
         if (f.putIfAbsent(name, handler) != null) throw new IllegalArgumentException("function '" + name + "' is already registered");
-        return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings, meterRegistry);
+        return new RpcServer(rdma, Map.copyOf(f), providers, providerLoader, settings, meterRegistry, observations);
     }
 
     /**
@@ -140,7 +142,7 @@ public final class RpcServer {
         for (String c : providerClasses) {
             if (!p.contains(Objects.requireNonNull(c))) p.add(c);
         }
-        return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings, meterRegistry);
+        return new RpcServer(rdma, functions, List.copyOf(p), loader != null ? loader : providerLoader, settings, meterRegistry, observations);
     }
 
     /**
@@ -262,12 +264,24 @@ public final class RpcServer {
         return withMeters(enabled ? recorder : null);
     }
 
+    /**
+     * Reports every call the server accepts as a Micrometer Observation ({@code jrdma.rpc.server}),
+     * a child of the client's when the request carries its trace context, current while the
+     * handler runs ({@link RpcObservations} says what is recorded).
+     *
+     * @param observations the registry to report to, {@code RpcObservations.of(registry)}
+     * @return a copy that observes its calls
+     */
+    public RpcServer observations(RpcObservations observations) {
+        return new RpcServer(rdma, functions, providers, providerLoader, settings, meterRegistry, Objects.requireNonNull(observations, "observations"));
+    }
+
     private RpcServer withMeters(@Nullable Object registry) {
-        return new RpcServer(rdma, functions, providers, providerLoader, settings, registry);
+        return new RpcServer(rdma, functions, providers, providerLoader, settings, registry, observations);
     }
 
     private RpcServer with(Settings s) {
-        return new RpcServer(rdma, functions, providers, providerLoader, s, meterRegistry);
+        return new RpcServer(rdma, functions, providers, providerLoader, s, meterRegistry, observations);
     }
 
     /** {@return the names registered so far (not counting providers, which load at bind)} */
@@ -294,9 +308,11 @@ public final class RpcServer {
             long staging = rdma.configuration().exposedBufferSize() > 0 ? rdma.configuration().exposedBufferSize() : settings.stagingBytes;
             RdmaServer server = rdma.exposeBuffer(staging, Access.LOCAL_WRITE);
             Object meters = meterRegistry;
+            RpcObservations observed = observations;
             // the meters' name is the bound address: the port may be picked at bind
             return server.bind().map(bound -> new DisposableRpcServer(bound, new ServerCore(registry, settings,
-                    meters == null ? null : ServerMeters.create(meters, bound.address(), registry))));
+                    meters == null ? null : ServerMeters.create(meters, bound.address(), registry),
+                    observed == null ? null : new CallObservations(observed, RpcMetering.name(bound.address())))));
         });
     }
 

@@ -1,6 +1,7 @@
 package io.jrdma.rpc;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
@@ -13,6 +14,7 @@ import reactor.core.Exceptions;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
 import reactor.core.scheduler.Scheduler;
+import reactor.util.context.Context;
 
 /**
  * One accepted request on the server, from its handler's start to its outcome: the task that runs
@@ -66,6 +68,10 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
     private int deadlineSlot;  // Deadlines' lock guards it
     /** When the call began, for the server's meters ({@link #begin()}; 0 without metrics). */
     private long started;
+    /** The request's context (trace context and the like), empty without one. */
+    Map<String, String> context = Map.of();
+    /** The call's {@code Observation} with observations on ({@link CallObservations}), else null; an Object, so this class loads without Micrometer. */
+    private @Nullable Object observation;
 
     ServerCall(ServerCore core, RequestHeader header, FunctionRegistry.Function function) {
         this.core = core;
@@ -83,6 +89,8 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
     final void begin() {
         ServerMeters m = core.meters;
         if (m != null) started = m.begin();
+        CallObservations o = core.observations;
+        if (o != null) observation = o.serverStart(function.name(), context);
     }
 
     /** Finishes the call with this outcome, unless it finished already (rule 1). */
@@ -95,6 +103,8 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
         core.deadlines.untrack(this);
         ServerMeters m = core.meters;
         if (m != null) m.end(function, started, CallOutcome.of(status, timedOut));
+        Object o = observation;
+        if (o != null) CallObservations.serverStop(o, function.name(), status, timedOut, payload);
         finished(status, payload, executed);
     }
 
@@ -136,9 +146,23 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
         run();
     }
 
-    /** On the handler scheduler: checks a fetched payload, calls the handler and subscribes to its result. */
+    /** On the handler scheduler: checks a fetched payload, calls the handler and subscribes to its result; its observation current meanwhile. */
     @Override
     public final void run() {
+        Object o = observation;
+        if (o == null) {
+            handle();
+            return;
+        }
+        Object scope = CallObservations.openScope(o);
+        try {
+            handle();
+        } finally {
+            CallObservations.closeScope(scope);
+        }
+    }
+
+    private void handle() {
         MemorySegment payload = fetched;
         if (payload != null && Frames.crc32c(payload, 0, payload.byteSize()) != header.payloadCrc()) {
             core.rejected.increment();
@@ -167,6 +191,13 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
             return;
         }
         result.subscribe(this);
+    }
+
+    /** The handler's {@code Mono} sees the call's observation in its Reactor context, as a tracing-aware operator expects. */
+    @Override
+    public final Context currentContext() {
+        Object o = observation;
+        return o == null ? Context.empty() : CallObservations.reactorContext(o);
     }
 
     @Override

@@ -23,6 +23,8 @@ final class ServerCore {
     private final AtomicInteger running = new AtomicInteger();
     /** Null without metrics: then nothing on a call's path records anything. */
     final @Nullable ServerMeters meters;
+    /** Null without observations ({@link RpcObservations}). */
+    final @Nullable CallObservations observations;
 
     final LongAdder connectionsAccepted = new LongAdder();
     final LongAdder frames = new LongAdder();
@@ -46,9 +48,14 @@ final class ServerCore {
     record Waiter(ServerSession session, RequestHeader header) {}
 
     ServerCore(FunctionRegistry functions, RpcServer.Settings settings, @Nullable ServerMeters meters) {
+        this(functions, settings, meters, null);
+    }
+
+    ServerCore(FunctionRegistry functions, RpcServer.Settings settings, @Nullable ServerMeters meters, @Nullable CallObservations observations) {
         this.functions = functions;
         this.settings = settings;
         this.meters = meters;
+        this.observations = observations;
         this.handlerTimeoutNanos = settings.handlerTimeout().toNanos();
         this.table = new ResultTable<>(settings.tableEntries(), settings.tableBytes(), settings.tableTtl(), System::nanoTime);
     }

@@ -60,7 +60,7 @@ final class ServerMeters {
      */
     static @Nullable ServerMeters create(Object registry, InetSocketAddress address, FunctionRegistry functions) {
         try {
-            return new ServerMeters(Meters.registry(registry), Meters.name(address), functions);
+            return new ServerMeters(Meters.registry(registry), RpcMetering.name(address), functions);
         } catch (RuntimeException e) {
             Meters.LOG.warn("the meter registry refused jrdma's RPC server meters; this server records none", e);
             return null;

@@ -1,6 +1,5 @@
 package io.jrdma.rpc;
 
-import static io.jrdma.rpc.Frames.REQUEST_HEADER;
 import static io.jrdma.rpc.Frames.RESPONSE_HEADER;
 
 import io.jrdma.reactive.RdmaConnection;
@@ -132,11 +131,12 @@ final class ServerSession {
                 f.release();
                 reject(r.requestId(), r.maxInlineResponse(), r.reason());
             }
-            case RequestHeader.Ok ok -> accept(f, ok.header(), frame);
+            case RequestHeader.Ok ok -> accept(f, ok, frame);
         }
     }
 
-    private void accept(Frame f, RequestHeader h, MemorySegment frame) {
+    private void accept(Frame f, RequestHeader.Ok ok, MemorySegment frame) {
+        RequestHeader h = ok.header();
         if (Long.compareUnsigned(h.requestId(), lastRequestId) <= 0) {
             f.release();
             reject(h.requestId(), h.maxInlineResponse(), "request id " + Long.toUnsignedString(h.requestId())
@@ -165,6 +165,7 @@ final class ServerSession {
             return;
         }
         Call call = new Call(f, h, fn);
+        call.context = ok.context();
         if (h.key() != null) {
             switch (core.table.begin(h.key(), h.functionId(), new ServerCore.Waiter(this, h))) {
                 case ResultTable.Started s -> call.keyed = true;
@@ -195,12 +196,12 @@ final class ServerSession {
         }
         call.handlerSlot = true;
         if (h.remotePayload()) fetch(call);
-        else run(call, f.message.buffer(), frame, REQUEST_HEADER, false);
+        else run(call, f.message.buffer(), frame, ok.payloadOffset(), false);
     }
 
     private Hello hello() {
         int staged = (int) Math.min(allocator.capacity(), Integer.MAX_VALUE);
-        return new Hello(Frames.VERSION, connection.config().receiveQueueDepth(), connection.config().bufferSize(), staged,
+        return new Hello(Frames.VERSION, Hello.FEATURES, connection.config().receiveQueueDepth(), connection.config().bufferSize(), staged,
                 staged, core.settings.maxConcurrentCalls());
     }
 

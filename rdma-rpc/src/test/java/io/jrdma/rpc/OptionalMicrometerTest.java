@@ -30,12 +30,13 @@ import org.junit.jupiter.api.Test;
  * failed to create its {@code RdmaClient} bean when {@code ConnectionSpec.metrics} took a
  * {@code MeterRegistry} (lab/example-project, in CI: NoClassDefFoundError
  * io/micrometer/core/instrument/MeterRegistry). Loaded here from this test's class path without
- * Micrometer's jar: every public class of rdma-reactive's and rdma-rpc's exported packages, but
- * {@code MetricsRecorder}, the one that names Micrometer, and only for those who record to it.
+ * Micrometer's jars: every public class of rdma-reactive's and rdma-rpc's exported packages, but
+ * {@code MetricsRecorder} and {@code RpcObservations}, the ones that name Micrometer, and only for
+ * those who record or observe with it.
  */
 class OptionalMicrometerTest {
     private static final List<String> PACKAGES = List.of("io/jrdma/reactive/", "io/jrdma/reactive/memory/", "io/jrdma/rpc/");
-    private static final Set<String> NAMES_MICROMETER = Set.of("io.jrdma.reactive.MetricsRecorder");
+    private static final Set<String> NAMES_MICROMETER = Set.of("io.jrdma.reactive.MetricsRecorder", "io.jrdma.rpc.RpcObservations");
 
     @Test
     void thePublicApiIntrospectsWithoutMicrometer() throws Exception {

@@ -144,10 +144,10 @@ class RequestHeaderTest {
 
     @Test
     void theHelloRoundTripsAndRefusesNonsense() {
-        Hello h = new Hello(1, 64, 4096, 4 << 20, 4 << 20, 256);
+        Hello h = new Hello(1, Hello.FEATURES, 64, 4096, 4 << 20, 4 << 20, 256);
         assertEquals(h, Hello.decode(h.encode()));
         assertThrows(RpcException.Protocol.class, () -> Hello.decode(new byte[3]));
-        assertThrows(RpcException.Protocol.class, () -> Hello.decode(new Hello(1, 0, 4096, 1, 1, 1).encode()));
+        assertThrows(RpcException.Protocol.class, () -> Hello.decode(new Hello(1, 0, 0, 4096, 1, 1, 1).encode()));
     }
 
     @Test

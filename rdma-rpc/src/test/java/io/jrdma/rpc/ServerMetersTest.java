@@ -113,7 +113,7 @@ class ServerMetersTest {
 
     @Test
     void theNameIsTheBoundAddress() {
-        assertEquals("10.77.0.2:7471", Meters.name(new InetSocketAddress("10.77.0.2", 7471)));
+        assertEquals("10.77.0.2:7471", RpcMetering.name(new InetSocketAddress("10.77.0.2", 7471)));
     }
 
     @Test

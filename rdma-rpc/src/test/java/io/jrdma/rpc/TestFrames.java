@@ -55,6 +55,16 @@ public final class TestFrames {
         return frame;
     }
 
+    /** As {@link #resealHeader(byte[])}, the checksum over the header and the {@code contextLength} bytes after it. */
+    public static byte[] resealHeader(byte[] frame, int contextLength) {
+        MemorySegment s = MemorySegment.ofArray(frame);
+        s.set(Frames.BE_INT, RequestHeader.CRC_OFFSET, 0);
+        java.util.zip.CRC32C crc = new java.util.zip.CRC32C();
+        crc.update(frame, 0, REQUEST_HEADER + contextLength);
+        s.set(Frames.BE_INT, RequestHeader.CRC_OFFSET, (int) crc.getValue());
+        return frame;
+    }
+
     /** Outcome of the server's decoder on {@code frame}: "ok", "drop: ..." or "reject: ...". */
     public static String classify(byte[] frame) {
         MemorySegment s = Arena.ofAuto().allocate(Math.max(frame.length, 1));

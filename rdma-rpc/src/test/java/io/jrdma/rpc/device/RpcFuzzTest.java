@@ -254,7 +254,7 @@ class RpcFuzzTest {
                 }
                 case 10 -> {
                     byte[] b = valid();
-                    b[5] |= (byte) (0x08 << random.nextInt(5));
+                    b[5] |= (byte) (0x10 << random.nextInt(4));  // 0x08 is the context flag
                     yield new Frame("unknown flags", TestFrames.resealHeader(b), null);
                 }
                 case 11 -> {
