@@ -108,7 +108,8 @@ class ObservabilityTest {
     /**
      * The connection meters, recorded to a registry of the application's own on both setup paths:
      * a connection opened on each side and timed on the client's, a client without the server's key
-     * rejected (its connect timed as rejected, the server's reject counted by reason), then the
+     * rejected (its connect timed as rejected, the server's reject counted by reason, no set-up
+     * timed for it: it was turned away before a connection was made), then the
      * client's dispose: closed locally on its side, by the peer on the server's; nothing active.
      */
     @ParameterizedTest
@@ -134,12 +135,15 @@ class ObservabilityTest {
             assertEquals(1, own.get("jrdma.connect.time").tags(client).tag("outcome", "success").timer().count());
             assertEquals(1, own.get("jrdma.connections.opened").tags(served).counter().count(), "handed out before the subscriber had it");
             assertEquals(1, own.get("jrdma.connections.active").tags(served).gauge().value());
+            assertEquals(1, own.get("jrdma.accept.time").tags(served).tag("outcome", "success").timer().count(), "the server's set-up timed");
 
             StepVerifier.create(spec.connect()).expectError(ConnectionException.Rejected.class).verify(TIMEOUT.multipliedBy(2));
             assertEquals(1, own.get("jrdma.connect.time").tags(client).tag("outcome", "rejected").timer().count());
             LabPeers.await(() -> own.get("jrdma.accepts.rejected").tags(served).tag("reason", "authentication").counter().count() == 1,
                     "the server counted its reject");
             assertEquals(1, own.get("jrdma.connections.opened").tags(client).counter().count(), "a rejected connect opened nothing");
+            assertEquals(1, own.get("jrdma.accept.time").tags(served).timers().stream().mapToLong(t -> t.count()).sum(),
+                    "a request rejected before a connection was made for it is no set-up");
 
             connection.disposeNow(TIMEOUT);
             assertEquals(1, own.get("jrdma.connections.closed").tags(client).tag("cause", "local").counter().count());

@@ -93,6 +93,13 @@ public interface ConnectionMeters {
     }
 
     /**
+     * A server's side of a connection ended its set-up after {@code nanos}, counted from its
+     * creation for an accepted request: handed out ({@code established}), or destroyed first.
+     */
+    default void accepted(long nanos, boolean established) {
+    }
+
+    /**
      * The meters {@code config} asks for: {@link #NONE} unless metrics are on, else those of
      * {@code side} over {@code transport} (a tag value: {@code rdma_cm}, {@code tcp}, {@code out_of_band}),
      * for a server also {@code name}, its bound address.

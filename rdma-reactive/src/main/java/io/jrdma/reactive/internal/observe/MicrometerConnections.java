@@ -21,6 +21,7 @@ final class MicrometerConnections implements ConnectionMeters {
     private final Counter[] closed = new Counter[Closure.values().length];
     private final Timer @Nullable [] connectTimes;  // a client's
     private final Counter @Nullable [] rejected;    // a server's
+    private final Timer @Nullable [] acceptTimes;   // a server's: [0] failed, [1] success
 
     MicrometerConnections(MeterRegistry registry, Side side, String transport, @Nullable String name) {
         Tags tags = Tags.of("side", tag(side), "transport", transport);
@@ -42,11 +43,18 @@ final class MicrometerConnections implements ConnectionMeters {
                         .tags(tags).tag("outcome", tag(o)).register(registry);
             }
             rejected = null;
+            acceptTimes = null;
         } else {
             rejected = new Counter[Rejection.values().length];
             for (Rejection r : Rejection.values()) {
                 rejected[r.ordinal()] = Counter.builder("jrdma.accepts.rejected").description("Connect requests the server turned away, by reason")
                         .tags(tags).tag("reason", tag(r)).register(registry);
+            }
+            acceptTimes = new Timer[2];
+            for (int established = 0; established < 2; established++) {
+                acceptTimes[established] = Timer.builder("jrdma.accept.time")
+                        .description("From the server's side of a connection made for an accepted request to its hand-out, or its end before that")
+                        .tags(tags).tag("outcome", established == 1 ? "success" : "failed").register(registry);
             }
             connectTimes = null;
         }
@@ -75,6 +83,11 @@ final class MicrometerConnections implements ConnectionMeters {
     @Override
     public void connected(long nanos, @Nullable Throwable error) {
         if (connectTimes != null) connectTimes[(error == null ? Outcome.SUCCESS : Outcome.of(error)).ordinal()].record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void accepted(long nanos, boolean established) {
+        if (acceptTimes != null) acceptTimes[established ? 1 : 0].record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.UnaryOperator;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -43,6 +44,8 @@ public abstract class Listener {
     private Mono<Void> closed;                                                        // guarded by this
     /** NONE until bound ({@link #bound}). */
     private volatile ConnectionMeters meters = ConnectionMeters.NONE;
+    /** With metrics on, when each connection in set-up was made (System.nanoTime()), for {@code jrdma.accept.time}. */
+    private final Map<ConnectionCore, Long> settingUp = new ConcurrentHashMap<>();
 
     Listener(ResourcesCore resources, ServerSettings settings) {
         this.resources = resources;
@@ -85,7 +88,9 @@ public abstract class Listener {
         }
         connections.add(core);
         resources.track(core);
+        if (meters != ConnectionMeters.NONE) settingUp.put(core, System.nanoTime());
         core.onDestroyed(() -> {
+            setUp(core, false);  // destroyed before its hand-out: a set-up that failed
             if (connections.remove(core)) releaseShared();
         });
         return core;
@@ -129,8 +134,16 @@ public abstract class Listener {
             core.close().subscribe();
             return;
         }
+        setUp(core, true);
         Metered.opened(meters, core);
         settings.onConnection().accept(core);
+    }
+
+    /** {@code core}'s set-up ended: timed once, at its hand-out or its destruction, whichever comes first. */
+    private void setUp(ConnectionCore core, boolean established) {
+        if (settingUp.isEmpty()) return;
+        Long since = settingUp.remove(core);
+        if (since != null) meters.accepted(System.nanoTime() - since, established);
     }
 
     /** The server's shared region on {@code domain}, if it exposes one and a client of that device connected. */
