@@ -48,10 +48,12 @@ final class BenchClient {
      *                    has none and runs once
      * @param streamBuffers the receive buffer sizes of the stream rows, each stream combination once per entry (a
      *                    larger message goes by rendezvous); the first, the library's default, picks the perftest row
+     * @param rpcSchedulers the RPC server's handler schedulers of the rpc_lat and rpc_rate rows of the reactive and
+     *                    Kotlin layers, each once per entry, in order ({@link RowSpec#SCHEDULERS}); other rows run once
      */
     record Options(int controlPort, Path matrix, Path out, String accel, List<Layer> layers, String transport, String perftestSetup, int inline,
                    int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet, List<Boolean> credits,
-                   List<Integer> streamBuffers) {
+                   List<Integer> streamBuffers, List<String> rpcSchedulers) {
         static Options parse(String[] args) {
             int control = 18600;
             Path matrix = null;
@@ -68,6 +70,7 @@ final class BenchClient {
             Duration jitQuiet = Duration.ofSeconds(20);
             List<Boolean> credits = List.of(true);
             List<Integer> streamBuffers = List.of(4096);
+            List<String> rpcSchedulers = List.of("pool");
             for (int i = 0; i < args.length; i += 2) {
                 String value = i + 1 < args.length ? args[i + 1] : "";
                 switch (args[i]) {
@@ -86,12 +89,18 @@ final class BenchClient {
                     case "--jit-quiet" -> jitQuiet = Duration.ofMillis((long) (Double.parseDouble(value) * 1000));
                     case "--credits" -> credits = words(value).stream().map(Options::onOff).toList();
                     case "--stream-buffer" -> streamBuffers = words(value).stream().map(Integer::valueOf).toList();
+                    case "--rpc-schedulers" -> rpcSchedulers = words(value).stream().map(Options::scheduler).toList();
                     default -> throw new IllegalArgumentException("unknown option " + args[i]);
                 }
             }
             if (matrix == null) throw new IllegalArgumentException("--matrix is required");
             return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet,
-                    credits, streamBuffers);
+                    credits, streamBuffers, rpcSchedulers);
+        }
+
+        private static String scheduler(String word) {
+            if (!RowSpec.SCHEDULERS.contains(word)) throw new IllegalArgumentException("--rpc-schedulers takes " + RowSpec.SCHEDULERS + ", not " + word);
+            return word;
         }
 
         private static boolean onOff(String word) {
@@ -167,12 +176,15 @@ final class BenchClient {
             if (!layer.supports(combo.test())) continue;
             boolean once = layer == Layer.FFM || layer == Layer.RSOCKET_TCP;
             if (layer == Layer.RSOCKET_TCP && (b > 0 || combo != tcpCombination(matrix, combo))) continue;
-            for (int k = 0; k < o.credits().size(); k++) {
+            // the handler scheduler matters where an RpcServer runs the echo on it: rpc_lat, rpc_rate, reactive and Kotlin
+            boolean schedules = combo.test().rpc() && !combo.test().handlerOnPoller() && (layer == Layer.REACTIVE || layer == Layer.KOTLIN);
+            List<String> schedulers = schedules ? o.rpcSchedulers() : List.of("pool");
+            for (int k = 0; k < o.credits().size(); k++) for (String scheduler : schedulers) {
                 if (once && k > 0) break;
                 boolean credits = once || o.credits().get(k);
                 rows.add(new RowSpec(combo.test(), combo.size(), layer, combo.polling(), combo.iterations(), combo.depth(),
                         combo.rxDepth(), o.transport(), o.inline(), o.readDepth(), o.cqMod(), o.warmup(), o.ackTimeout(),
-                        buffers.get(b), credits));
+                        buffers.get(b), credits, scheduler));
             }
         }
         return rows;

@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.Map;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
+import reactor.core.scheduler.Scheduler;
 import reactor.core.scheduler.Schedulers;
 
 /**
@@ -227,9 +228,21 @@ final class ReactiveEnds {
 
     // ---- server ------------------------------------------------------------------------------
 
-    /** The RPC server of a row: the default handler scheduler, or the poller thread for the _poller rows. */
+    /** A virtual thread per handler call, for the rows of --rpc-schedulers virtual. */
+    private static final Scheduler VIRTUAL = Schedulers.fromExecutorService(
+            java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor(), "bench-rpc-virtual");
+
+    /**
+     * The RPC server of a row: the poller thread for the _poller rows, else the row's handler scheduler
+     * (the library's default pool, Reactor's boundedElastic, or a virtual thread per call).
+     */
     static RpcServer rpcServer(RpcServer server, RowSpec row) {
-        return row.test().handlerOnPoller() ? server.handlerScheduler(Schedulers.immediate()) : server;
+        if (row.test().handlerOnPoller()) return server.handlerScheduler(Schedulers.immediate());
+        return switch (row.scheduler()) {
+            case "elastic" -> server.handlerScheduler(Schedulers.boundedElastic());
+            case "virtual" -> server.handlerScheduler(VIRTUAL);
+            default -> server;
+        };
     }
 
     static final class Server implements ServerEnd {

@@ -67,7 +67,7 @@ final class Report {
         f.add(options.accel());
         f.add(test.label());
         f.add(Integer.toString(s.size()));
-        f.add(s.layer().label());
+        f.add(s.layer().label() + s.schedulerLabel());
         f.add(s.polling().name());
         f.add(s.transport());
         f.add(Integer.toString(s.iterations()));
@@ -107,7 +107,7 @@ final class Report {
         String base = p == null ? "-" : test.rate ? rate(p.rate(), test) : us(pl.typical());
         String detail = !r.ok() ? "" : test.rpc() && test.rate ? "" : test.rate ? mb(r.megabytesPerSecond()) : spread(jl);
         String baseDetail = p == null || test.rpc() && test.rate ? "" : test.rate ? mb(p.megabytesPerSecond()) : spread(pl);
-        String layer = s.layer().label() + (s.credits() ? "" : " -credits") + (rendezvous(s) ? " rndv" : "");
+        String layer = s.layer().label() + (s.credits() ? "" : " -credits") + (rendezvous(s) ? " rndv" : "") + s.schedulerLabel();
         // rsocket_tcp has no polling mode: it runs once, in the EVENT combination where there is one
         String polling = s.layer() == Layer.RSOCKET_TCP ? "(" + s.polling().name() + ")" : s.polling().name();
         if (r.skipped()) base = "-";

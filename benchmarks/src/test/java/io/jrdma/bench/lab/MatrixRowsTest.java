@@ -97,4 +97,24 @@ class MatrixRowsTest {
         long expected = m.stream().filter(r -> r.test() != BenchTest.CHANNEL_BW).mapToLong(r -> r.test().apiOnly() ? 2 : 3).sum();
         assertEquals(expected, rows.size());
     }
+
+    /** --rpc-schedulers multiplies only the rows whose echo runs on an RpcServer's handler scheduler: rpc_lat and rpc_rate, reactive and Kotlin. */
+    @Test
+    void rpcSchedulersRunTheRpcRowsOncePerSchedulerAndNothingElse() {
+        List<PerftestRun> m = matrix(List.of(PollingMode.BUSY, PollingMode.EVENT));
+        List<RowSpec> plain = rows(m, "--layers", "ffm,reactive,kotlin,rsocket");
+        List<RowSpec> rows = rows(m, "--layers", "ffm,reactive,kotlin,rsocket", "--rpc-schedulers", "pool elastic virtual");
+        Set<BenchTest> scheduled = EnumSet.of(BenchTest.RPC_LAT, BenchTest.RPC_RATE);
+        long multiplied = plain.stream().filter(r -> scheduled.contains(r.test()) && (r.layer() == Layer.REACTIVE || r.layer() == Layer.KOTLIN)).count();
+        assertTrue(multiplied > 0);
+        assertEquals(plain.size() + 2 * multiplied, rows.size());
+        assertTrue(rows.stream().filter(r -> !r.scheduler().equals("pool"))
+                .allMatch(r -> scheduled.contains(r.test()) && (r.layer() == Layer.REACTIVE || r.layer() == Layer.KOTLIN)));
+        assertEquals(List.of("pool", "elastic", "virtual"), rows.stream()
+                .filter(r -> r.test() == BenchTest.RPC_LAT && r.layer() == Layer.REACTIVE && r.size() == 64 && r.polling() == PollingMode.EVENT)
+                .map(RowSpec::scheduler).toList(), "in the order given, one after the other");
+        RowSpec elastic = rows.stream().filter(r -> r.scheduler().equals("elastic")).findFirst().orElseThrow();
+        assertEquals(elastic, RowSpec.fromMap(elastic.toMap()), "the server gets the scheduler over the control channel");
+        assertTrue(elastic.describe().endsWith(" @elastic"), elastic.describe());
+    }
 }
