@@ -9,10 +9,10 @@ import io.micrometer.observation.transport.SenderContext;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.SignalType;
 import reactor.util.Logger;
 import reactor.util.Loggers;
 import reactor.util.context.Context;
@@ -63,15 +63,21 @@ final class CallObservations {
                     if (LOG.isDebugEnabled()) LOG.debug("a call to " + function + " goes without its context: " + e.getMessage());
                 }
             }
+            // stopped before the outcome goes downstream (a caller that has its answer sees the span ended), once
+            AtomicBoolean stopped = new AtomicBoolean();
             return call.apply(wire)
-                    .doOnSuccess(v -> o.lowCardinalityKeyValue("outcome", CallOutcome.SUCCESS.tag))
-                    .doOnError(e -> o.lowCardinalityKeyValue("outcome", CallOutcome.of(e).tag).error(e))
-                    .doFinally(s -> {
-                        if (s == SignalType.CANCEL) o.lowCardinalityKeyValue("outcome", CallOutcome.CANCELLED.tag);
-                        o.stop();
-                    })
+                    .doOnSuccess(v -> stop(o, stopped, CallOutcome.SUCCESS, null))
+                    .doOnError(e -> stop(o, stopped, CallOutcome.of(e), e))
+                    .doOnCancel(() -> stop(o, stopped, CallOutcome.CANCELLED, null))
                     .contextWrite(c -> c.put(ObservationThreadLocalAccessor.KEY, o));
         });
+    }
+
+    private static void stop(Observation o, AtomicBoolean stopped, CallOutcome outcome, @Nullable Throwable error) {
+        if (!stopped.compareAndSet(false, true)) return;
+        o.lowCardinalityKeyValue("outcome", outcome.tag);
+        if (error != null) o.error(error);
+        o.stop();
     }
 
     /** The server's observation of an accepted call, started, its parent what the client's context says. */
