@@ -7,6 +7,7 @@ import io.jrdma.ffm.Access;
 import io.jrdma.reactive.RdmaClient;
 import io.jrdma.reactive.RdmaServer;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Locale;
@@ -58,6 +59,20 @@ final class DocSnippets {
         RpcClient client = RpcClient.create(RdmaClient.create().host("10.77.0.2").port(7471))
                 .defaults(CallOptions.defaults().timeout(Duration.ofSeconds(2)))
                 .metrics(true, MetricsRecorder.micrometer(registry))          // the application's MeterRegistry
+                .connect().block(Duration.ofSeconds(10));
+        // README end
+    }
+
+    /** docs/rpc.md, Tracing: {@code registry} is the application's, with its tracing handlers (Spring Boot's, say). */
+    @SuppressWarnings("unused")
+    static void tracing(ObservationRegistry registry) {
+        // README: rpc tracing
+        DisposableRpcServer server = RpcServer.create(RdmaServer.create().host("10.77.0.2").port(7471))
+                .register("upper", RpcHandler.of(r -> r.text().toUpperCase(Locale.ROOT).getBytes(UTF_8)))
+                .observations(RpcObservations.of(registry))                  // a span per call, current in the handler
+                .bind().block(Duration.ofSeconds(10));
+        RpcClient client = RpcClient.create(RdmaClient.create().host("10.77.0.2").port(7471))
+                .observations(RpcObservations.of(registry))                  // its trace context travels in the request
                 .connect().block(Duration.ofSeconds(10));
         // README end
     }

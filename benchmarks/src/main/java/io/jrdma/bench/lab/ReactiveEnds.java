@@ -56,7 +56,10 @@ final class ReactiveEnds {
         T common = spec.transport(row.tcp() ? Transport.TCP : Transport.RDMA_CM)
                 .pollingMode(eventPolling ? PollingMode.EVENT : row.polling())
                 .maxInlineData(row.inline())
-                .receiverCredits(row.credits());
+                .receiverCredits(row.credits())
+                // a session's first connect meets JVMs whose JIT is still busy: with C2 under tcg, the library's 10 s
+                // were not enough for the first row (lab, 2026-11-27), and a bench measures calls, not set-up
+                .connectTimeout(Ends.SETUP);
         if (row.ackTimeout() >= 0) common = common.ackTimeout(Duration.ofNanos(4096L << row.ackTimeout()));
         if (row.test().rpc()) {
             // a call whose request (80 B of header) or answer (32 B) does not fit the library's 4 KiB buffers needs an

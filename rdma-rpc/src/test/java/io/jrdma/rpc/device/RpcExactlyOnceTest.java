@@ -47,7 +47,9 @@ class RpcExactlyOnceTest {
                     .expectNext(1L).verifyComplete();
             assertEquals(1, counter.get(), "executed once although it was sent several times");
             RpcClientStats c = client.stats();
-            assertTrue(c.retries() >= 2, "the client retried: " + c);
+            // at least one retry: how many fit the handler's 1.5 s depends on when the 400 ms timeouts fire, and
+            // on a loaded (emulated) host a late one left room for one retry only (lab, 2026-11-27: retries=1, joined)
+            assertTrue(c.retries() >= 1, "the client retried: " + c);
             RpcServerStats s = server.stats();
             assertTrue(s.joined() >= 1, "retries joined the running execution: " + s);
             assertEquals(1, s.executed());
