@@ -14,6 +14,7 @@ import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
 
 /**
  * An RPC server: a registry of named functions served over an {@link RdmaServer}.
@@ -43,7 +44,7 @@ public final class RpcServer {
     private final @Nullable Object meterRegistry;
     private final @Nullable RpcObservations observations;
 
-    /** {@code scheduler} null: the default {@link HandlerPool}. */
+    /** {@code scheduler} null: jrdma's own {@link HandlerPool} ({@link #handlerPool()}); Reactor's bounded-elastic by default. */
     record Settings(int maxConcurrentCalls, Duration handlerTimeout, @Nullable Scheduler scheduler, long stagingBytes, int tableEntries,
                     long tableBytes, Duration tableTtl) {}
 
@@ -68,7 +69,8 @@ public final class RpcServer {
      */
     public static RpcServer create(RdmaServer rdma) {
         return new RpcServer(Objects.requireNonNull(rdma), Map.of(), List.of(), null,
-                new Settings(256, Duration.ofSeconds(30), null, 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)), null, null);
+                new Settings(256, Duration.ofSeconds(30), Schedulers.boundedElastic(), 4L << 20, 65_536, 64L << 20, Duration.ofMinutes(5)),
+                null, null);
     }
 
     /**
@@ -172,14 +174,14 @@ public final class RpcServer {
     }
 
     /**
-     * Where handlers run. By default on the library's own handler threads, shared by every server
-     * of the JVM, so handlers may block: up to ten threads per CPU (as many as Reactor's
-     * bounded-elastic scheduler starts), a call goes to the thread that went idle last, a call
-     * never waits behind a blocked handler while a thread may still start, and calls beyond are
-     * queued (100,000 at most, then answered OVERLOADED). The hand-off allocates nothing, and
-     * a handler still running at {@link #handlerTimeout} is interrupted as on any scheduler.
-     * A scheduler given here replaces them: its {@code schedule} runs each call, and disposing
-     * the returned task on timeout interrupts it.
+     * Where handlers run. By default on Reactor's {@link Schedulers#boundedElastic()}, the scheduler
+     * the ecosystem provides for work that may block: up to ten threads per CPU, shared with the
+     * application's own blocking work, calls beyond queued (100,000 at most, then answered
+     * OVERLOADED). Its {@code schedule} runs each call, and disposing the returned task at
+     * {@link #handlerTimeout} interrupts a handler still running; so it is for any scheduler given
+     * here ({@code Schedulers.fromExecutorService(Executors.newVirtualThreadPerTaskExecutor())} for a
+     * virtual thread per call). {@link #handlerPool()} is jrdma's own pool, the default until
+     * version 0.1 settled it by a bench.
      * <p>
      * {@link reactor.core.scheduler.Schedulers#immediate()} runs each handler on the thread that
      * delivers its request - the poller thread, or for a request that arrived while the
@@ -188,7 +190,7 @@ public final class RpcServer {
      * memory, arithmetic): while one runs, no connection of that poller makes progress. Large
      * fetched payloads are then checksummed on the poller thread too. In the emulated lab
      * (lab/bench rpc_lat beside rpc_lat_poller, tcg-mt, 2 B calls, two runs, 2026-11-24) a call's
-     * typical round trip was 895-928 us on the default handler threads and 558-579 us on this one
+     * typical round trip was 895-928 us on jrdma's handler pool and 558-579 us on this one
      * with EVENT polling, and the server's CPU per call (rpc_rate, 32 calls in flight) 166-177 us
      * and 73-81 us: a handler thread costs a thread wake-up per call.
      *
@@ -198,6 +200,24 @@ public final class RpcServer {
     public RpcServer handlerScheduler(Scheduler scheduler) {
         return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, Objects.requireNonNull(scheduler),
                 settings.stagingBytes, settings.tableEntries, settings.tableBytes, settings.tableTtl));
+    }
+
+    /**
+     * Runs handlers on jrdma's own handler pool instead of a Reactor scheduler: threads that may
+     * block, ten per CPU, shared by every server of the JVM; a call goes to the thread that went
+     * idle last and never waits behind a blocked handler while a thread may still start; calls
+     * beyond are queued (100,000 at most, then OVERLOADED); the hand-off allocates nothing. Measured
+     * beside bounded-elastic and a virtual thread per call (lab/bench --rpc-schedulers, tcg with
+     * C2, 2 B calls, EVENT polling, 2026-11-27): the server allocated about 520 B per call on it,
+     * 730-830 B on bounded-elastic and 1,480-1,550 B on virtual threads; latency and calls/s differed
+     * less than the rows' order moved them under emulation. For a server whose handlers are short and
+     * whose allocation rate matters.
+     *
+     * @return a copy that runs its handlers on jrdma's pool
+     */
+    public RpcServer handlerPool() {
+        return with(new Settings(settings.maxConcurrentCalls, settings.handlerTimeout, null, settings.stagingBytes,
+                settings.tableEntries, settings.tableBytes, settings.tableTtl));
     }
 
     /**

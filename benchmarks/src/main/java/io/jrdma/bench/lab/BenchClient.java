@@ -70,7 +70,7 @@ final class BenchClient {
             Duration jitQuiet = Duration.ofSeconds(20);
             List<Boolean> credits = List.of(true);
             List<Integer> streamBuffers = List.of(4096);
-            List<String> rpcSchedulers = List.of("pool");
+            List<String> rpcSchedulers = List.of("elastic");
             for (int i = 0; i < args.length; i += 2) {
                 String value = i + 1 < args.length ? args[i + 1] : "";
                 switch (args[i]) {
@@ -178,7 +178,7 @@ final class BenchClient {
             if (layer == Layer.RSOCKET_TCP && (b > 0 || combo != tcpCombination(matrix, combo))) continue;
             // the handler scheduler matters where an RpcServer runs the echo on it: rpc_lat, rpc_rate, reactive and Kotlin
             boolean schedules = combo.test().rpc() && !combo.test().handlerOnPoller() && (layer == Layer.REACTIVE || layer == Layer.KOTLIN);
-            List<String> schedulers = schedules ? o.rpcSchedulers() : List.of("pool");
+            List<String> schedulers = schedules ? o.rpcSchedulers() : List.of("elastic");
             for (int k = 0; k < o.credits().size(); k++) for (String scheduler : schedulers) {
                 if (once && k > 0) break;
                 boolean credits = once || o.credits().get(k);

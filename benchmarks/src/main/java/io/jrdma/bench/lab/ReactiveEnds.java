@@ -237,12 +237,12 @@ final class ReactiveEnds {
 
     /**
      * The RPC server of a row: the poller thread for the _poller rows, else the row's handler scheduler
-     * (the library's default pool, Reactor's boundedElastic, or a virtual thread per call).
+     * (jrdma's handler pool, Reactor's boundedElastic, the library's default, or a virtual thread per call).
      */
     static RpcServer rpcServer(RpcServer server, RowSpec row) {
         if (row.test().handlerOnPoller()) return server.handlerScheduler(Schedulers.immediate());
         return switch (row.scheduler()) {
-            case "elastic" -> server.handlerScheduler(Schedulers.boundedElastic());
+            case "pool" -> server.handlerPool();
             case "virtual" -> server.handlerScheduler(VIRTUAL);
             default -> server;
         };

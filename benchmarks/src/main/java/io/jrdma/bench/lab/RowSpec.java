@@ -28,15 +28,15 @@ import java.util.Map;
  *                   (at least 64) for the one-message tests, lab/bench's --stream-buffer for stream_bw
  * @param credits    the reactive and Kotlin ends grant receiver credits ({@code receiverCredits}, the
  *                   library's default); false for lab/bench's --credits off rows, the A/B of the credit path
- * @param scheduler  the RPC server's handler scheduler in rpc_lat and rpc_rate: {@code pool} (the library's
- *                   default, its HandlerPool), {@code elastic} (Reactor's boundedElastic) or {@code virtual} (a
- *                   virtual thread per call); lab/bench's --rpc-schedulers
+ * @param scheduler  the RPC server's handler scheduler in rpc_lat and rpc_rate: {@code elastic} (Reactor's
+ *                   boundedElastic, the library's default), {@code pool} (jrdma's handler pool, {@code handlerPool()})
+ *                   or {@code virtual} (a virtual thread per call); lab/bench's --rpc-schedulers
  */
 record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int iterations, int depth, int rxDepth,
                String transport, int inline, int readDepth, int cqMod, double warmup, int ackTimeout, int buffer,
                boolean credits, String scheduler) {
     /** The handler schedulers an RPC row can run on. */
-    static final java.util.List<String> SCHEDULERS = java.util.List.of("pool", "elastic", "virtual");
+    static final java.util.List<String> SCHEDULERS = java.util.List.of("elastic", "pool", "virtual");
 
     boolean tcp() {
         return transport.equals("tcp");
@@ -56,9 +56,9 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
         return test.label() + " " + size + " B " + layer.label() + " " + polling + (credits ? "" : " no-credits") + schedulerLabel();
     }
 
-    /** {@code " @elastic"} for a row whose RPC handlers run elsewhere than the library's default, else empty. */
+    /** {@code " @pool"} for a row whose RPC handlers run elsewhere than the library's default, else empty. */
     String schedulerLabel() {
-        return scheduler.equals("pool") ? "" : " @" + scheduler;
+        return scheduler.equals("elastic") ? "" : " @" + scheduler;
     }
 
     Map<String, String> toMap() {
@@ -88,6 +88,6 @@ record RowSpec(BenchTest test, int size, Layer layer, PollingMode polling, int i
                 Integer.parseInt(m.get("rx")), m.get("transport"), Integer.parseInt(m.get("inline")),
                 Integer.parseInt(m.get("read_depth")), Integer.parseInt(m.get("cq_mod")), Double.parseDouble(m.get("warmup")),
                 Integer.parseInt(m.get("ack_timeout")), Integer.parseInt(m.get("buffer")), Boolean.parseBoolean(m.get("credits")),
-                m.getOrDefault("scheduler", "pool"));
+                m.getOrDefault("scheduler", "elastic"));
     }
 }

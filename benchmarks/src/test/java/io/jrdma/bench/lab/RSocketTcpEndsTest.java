@@ -27,7 +27,7 @@ class RSocketTcpEndsTest {
         BenchTest t = BenchTest.of(test);
         int depth = t == BenchTest.RPC_LAT ? 1 : t == BenchTest.RPC_RATE ? 32 : 128;
         RowSpec spec = new RowSpec(t, size, Layer.RSOCKET_TCP, PollingMode.EVENT, 500, depth, 256, "rdma_cm", 64, 16, 100, 0, 14,
-                t.stream() ? 4096 : Math.max(size, 64), true, "pool");
+                t.stream() ? 4096 : Math.max(size, 64), true, "elastic");
         ExecutorService pool = Executors.newSingleThreadExecutor();
         Ends.ServerEnd server = Ends.server(spec);
         try (ServerSocket listener = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
