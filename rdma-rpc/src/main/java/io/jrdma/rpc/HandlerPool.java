@@ -10,7 +10,7 @@ import java.util.concurrent.locks.LockSupport;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The default handler scheduler: threads that may block, as many as Reactor's bounded-elastic
+ * jrdma's own handler pool ({@code RpcServer.handlerPool()}; Reactor's bounded-elastic is the default): threads that may block, as many as Reactor's bounded-elastic
  * scheduler would start (ten per CPU), shared by every server of the JVM.
  * <p>
  * A task goes straight to the worker that went idle last (its thread and caches are the warmest),

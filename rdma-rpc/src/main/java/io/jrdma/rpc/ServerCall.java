@@ -35,7 +35,7 @@ import reactor.util.context.Context;
  * <li>The timeout is decided before the handler is interrupted: a handler that returns when
  *     interrupted must not get its result in first (the lab saw an expired call answered OK).</li>
  * <li>A timeout interrupts the handler wherever it runs: on a scheduler the user gave, its task is
- *     disposed; on the default pool the call is its own task and cancels itself (it never runs if
+ *     disposed; on jrdma's pool ({@code handlerPool()}) the call is its own task and cancels itself (it never runs if
  *     it had not started).</li>
  * <li>A task the user's scheduler hands back after the call expired (the deadline passed while
  *     {@code schedule()} ran) is disposed at once: the expiry found no task to interrupt.</li>
@@ -138,7 +138,7 @@ abstract class ServerCall extends HandlerPool.Task implements Deadlines.Tracked,
                 + " ms and was cancelled"), true, true);
         Disposable t = TASK.getAndSet(this, EXPIRED);
         if (t != null) t.dispose();
-        else cancel();  // the call is its own task on the default pool (elsewhere, not scheduled yet: start() disposes it)
+        else cancel();  // the call is its own task on jrdma's pool (elsewhere, not scheduled yet: start() disposes it)
     }
 
     @Override
