@@ -108,11 +108,10 @@ final class CallObservations {
     static void serverStop(Object observation, String function, RpcStatus status, boolean timedOut, byte[] payload) {
         Observation o = (Observation) observation;
         o.lowCardinalityKeyValue("outcome", CallOutcome.of(status, timedOut).tag);
-        String text = new String(payload, StandardCharsets.UTF_8);
-        RpcException error = switch (status) {
-            case HANDLER_ERROR -> new RpcException.HandlerFailed(function, text);
-            case BAD_REQUEST -> new RpcException.BadRequest(function, text);
-            case OVERLOADED -> new RpcException.Overloaded(function, text);
+        RpcException error = switch (status) {  // the payload is the failure's text: decoded for a failure only
+            case HANDLER_ERROR -> new RpcException.HandlerFailed(function, new String(payload, StandardCharsets.UTF_8));
+            case BAD_REQUEST -> new RpcException.BadRequest(function, new String(payload, StandardCharsets.UTF_8));
+            case OVERLOADED -> new RpcException.Overloaded(function, new String(payload, StandardCharsets.UTF_8));
             default -> null;  // success, and answers that say what the call did (ALREADY_EXECUTED, RESPONSE_TOO_LARGE)
         };
         if (error != null) o.error(error);

@@ -380,9 +380,9 @@ public final class RpcClient implements RdmaDisposable {
         IdempotencyKey key = options.idempotencyKey() != null ? options.idempotencyKey()
                 : options.retries() > 0 ? IdempotencyKey.random() : null;
         Hello h = hello;
+        if (context != null && REQUEST_HEADER + context.length > maxInlineRequest()) context = null;  // the receive buffers cannot take it: the call goes without
         int header = REQUEST_HEADER + (context == null ? 0 : context.length);
-        if (header > maxInlineRequest()) context = null;  // a context the receive buffers cannot take goes unsent, the call goes on
-        boolean remote = REQUEST_HEADER + (context == null ? 0 : context.length) + (long) payload.length > maxInlineRequest();
+        boolean remote = header + (long) payload.length > maxInlineRequest();
         if (remote) {
             if (!canLendPayload) {
                 throw new RpcException.PayloadTooLarge(function, payload.length + " bytes do not fit a SEND of " + maxInlineRequest()

@@ -176,12 +176,12 @@ public final class RpcServer {
     /**
      * Where handlers run. By default on Reactor's {@link Schedulers#boundedElastic()}, the scheduler
      * the ecosystem provides for work that may block: up to ten threads per CPU, shared with the
-     * application's own blocking work, calls beyond queued (100,000 at most, then answered
-     * OVERLOADED). Its {@code schedule} runs each call, and disposing the returned task at
+     * application's own blocking work, calls beyond queued (Reactor's default: 100,000 per thread,
+     * then answered OVERLOADED). Its {@code schedule} runs each call, and disposing the returned task at
      * {@link #handlerTimeout} interrupts a handler still running; so it is for any scheduler given
      * here ({@code Schedulers.fromExecutorService(Executors.newVirtualThreadPerTaskExecutor())} for a
-     * virtual thread per call). {@link #handlerPool()} is jrdma's own pool, the default until
-     * version 0.1 settled it by a bench.
+     * virtual thread per call). {@link #handlerPool()} is jrdma's own pool, the default before
+     * {@code lab/bench --rpc-schedulers} measured the three.
      * <p>
      * {@link reactor.core.scheduler.Schedulers#immediate()} runs each handler on the thread that
      * delivers its request - the poller thread, or for a request that arrived while the
