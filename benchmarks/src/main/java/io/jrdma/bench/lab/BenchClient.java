@@ -3,7 +3,7 @@ package io.jrdma.bench.lab;
 import io.jrdma.bench.lab.Ends.ClientEnd;
 import io.jrdma.reactive.PollingMode;
 import java.io.IOException;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,10 +30,11 @@ final class BenchClient {
     /**
      * The command line: where things are and what the matrix does not say.
      *
-     * @param controlPort the bench server's control port on the loopback
+     * @param control     the bench server's control socket: {@code PORT} on the loopback, or {@code HOST:PORT}
      * @param matrix      matrix.tsv: the combinations, with perftest's results
      * @param out         where the CSV and the table go
-     * @param accel       the lab's accelerator, for the table
+     * @param accel       the lab's accelerator, or a real host's label: the CSV's first column
+     * @param setting     where it ran, for the table's first line (default "lab accel ACCEL")
      * @param layers      the layers to run (default ffm, reactive, kotlin; rsocket and rsocket_tcp only when named)
      * @param transport   jrdma's setup path: rdma_cm or tcp
      * @param perftestSetup perftest's setup path: tcp (its socket exchange) or rdma_cm (-R)
@@ -51,11 +52,12 @@ final class BenchClient {
      * @param rpcSchedulers the RPC server's handler schedulers of the rpc_lat and rpc_rate rows of the reactive and
      *                    Kotlin layers, each once per entry, in order ({@link RowSpec#SCHEDULERS}); other rows run once
      */
-    record Options(int controlPort, Path matrix, Path out, String accel, List<Layer> layers, String transport, String perftestSetup, int inline,
+    record Options(InetSocketAddress control, Path matrix, Path out, String accel, String setting, List<Layer> layers, String transport, String perftestSetup, int inline,
                    int readDepth, int cqMod, double warmup, Duration rowLimit, Duration jitQuiet, List<Boolean> credits,
                    List<Integer> streamBuffers, List<String> rpcSchedulers) {
         static Options parse(String[] args) {
-            int control = 18600;
+            InetSocketAddress control = LabBench.control("18600");
+            String setting = null;
             Path matrix = null;
             Path out = Path.of("target/lab-bench");
             String accel = System.getenv().getOrDefault("JRDMA_LAB_ACCEL", "unknown");
@@ -74,7 +76,8 @@ final class BenchClient {
             for (int i = 0; i < args.length; i += 2) {
                 String value = i + 1 < args.length ? args[i + 1] : "";
                 switch (args[i]) {
-                    case "--control" -> control = Integer.parseInt(value);
+                    case "--control" -> control = LabBench.control(value);
+                    case "--setting" -> setting = value;
                     case "--matrix" -> matrix = Path.of(value);
                     case "--out" -> out = Path.of(value);
                     case "--accel" -> accel = value;
@@ -94,7 +97,8 @@ final class BenchClient {
                 }
             }
             if (matrix == null) throw new IllegalArgumentException("--matrix is required");
-            return new Options(control, matrix, out, accel, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet,
+            if (setting == null) setting = "lab accel " + accel;
+            return new Options(control, matrix, out, accel, setting, layers, transport, perftestSetup, inline, readDepth, cqMod, warmup, rowLimit, jitQuiet,
                     credits, streamBuffers, rpcSchedulers);
         }
 
@@ -302,7 +306,9 @@ final class BenchClient {
         Exception last = null;
         while (System.nanoTime() - deadline < 0) {
             try {
-                control = new ControlChannel(new Socket(InetAddress.getLoopbackAddress(), options.controlPort()));
+                Socket socket = new Socket();
+                socket.connect(options.control(), Math.toIntExact(Ends.SETUP.toMillis()));
+                control = new ControlChannel(socket);
                 control.call("ping", limit);
                 return;
             } catch (IOException e) {
@@ -316,7 +322,7 @@ final class BenchClient {
             }
         }
         serverGone = true;
-        log("cannot reach the bench server on port " + options.controlPort() + " within " + limit.toSeconds() + " s: "
+        log("cannot reach the bench server at " + options.control() + " within " + limit.toSeconds() + " s: "
                 + (last == null ? "" : ControlChannel.describe(last)));
     }
 

@@ -2,7 +2,7 @@ package io.jrdma.bench.lab;
 
 import io.jrdma.bench.lab.Ends.ServerEnd;
 import java.io.IOException;
-import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -32,9 +32,11 @@ final class BenchServer {
     private ServerEnd end;
     private ProcessCost.Sample window;
 
-    static void serve(int port) throws IOException {
+    static void serve(InetSocketAddress address) throws IOException {
         BenchServer server = new BenchServer();
-        try (ServerSocket listener = new ServerSocket(port, 4, InetAddress.getLoopbackAddress())) {
+        try (ServerSocket listener = new ServerSocket()) {
+            listener.setReuseAddress(true);
+            listener.bind(address, 4);
             log("listening for the bench client on " + listener.getLocalSocketAddress());
             listener.setSoTimeout(Math.toIntExact(IDLE.toMillis()));
             while (true) {

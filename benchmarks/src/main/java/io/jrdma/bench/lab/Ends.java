@@ -8,12 +8,21 @@ final class Ends {
     /** How long connection setup, and each control step of a row, may take. */
     static final Duration SETUP = Duration.ofSeconds(30);
 
-    static final String SERVER_IP = System.getenv().getOrDefault("RXE_IP_B", "10.77.0.2");
-    static final String CLIENT_IP = System.getenv().getOrDefault("RXE_IP_A", "10.77.0.1");
-    static final String SERVER_DEVICE = System.getenv().getOrDefault("RXE_DEV_B", "rxe1");
-    static final String CLIENT_DEVICE = System.getenv().getOrDefault("RXE_DEV_A", "rxe0");
+    /*
+     * Where the two ends are: bin/bench sets JRDMA_BENCH_{SERVER,CLIENT}_{IP,DEVICE} from its
+     * options (a real host, or the lab's devices); without them, the lab's own names.
+     */
+    static final String SERVER_IP = env("JRDMA_BENCH_SERVER_IP", "RXE_IP_B", "10.77.0.2");
+    static final String CLIENT_IP = env("JRDMA_BENCH_CLIENT_IP", "RXE_IP_A", "10.77.0.1");
+    static final String SERVER_DEVICE = env("JRDMA_BENCH_SERVER_DEVICE", "RXE_DEV_B", "rxe1");
+    static final String CLIENT_DEVICE = env("JRDMA_BENCH_CLIENT_DEVICE", "RXE_DEV_A", "rxe0");
 
     private Ends() {}
+
+    private static String env(String name, String labName, String labDefault) {
+        String v = System.getenv(name);
+        return v != null && !v.isBlank() ? v : System.getenv().getOrDefault(labName, labDefault);
+    }
 
     /** How long a row's connection setup may take: longer for the RSocket layers, whose first connection loads their classes. */
     static Duration setup(RowSpec spec) {

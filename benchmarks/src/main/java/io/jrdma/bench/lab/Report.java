@@ -162,8 +162,8 @@ final class Report {
         for (int i = 0; i < head.length; i++) width[i] = head[i].length();
         for (String[] row : table) for (int i = 0; i < row.length; i++) width[i] = Math.max(width[i], row[i].length());
         StringBuilder t = new StringBuilder();
-        t.append(String.format(Locale.ROOT, "%nlab/bench, %s, lab accel %s (guest clock %s), jrdma connects over %s, perftest over %s, %s, %.0f s for the JVM rows%n",
-                started, options.accel(), clockSource(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
+        t.append(String.format(Locale.ROOT, "%nbin/bench, %s, %s (clock %s), jrdma connects over %s, perftest over %s, %s, %.0f s for the JVM rows%n",
+                started, options.setting(), clockSource(), options.transport(), options.perftestSetup().equals("tcp") ? "its TCP exchange" : "rdma_cm (-R)",
                 options.ackTimeout() < 0 ? "ACK timeouts the setup paths'" : "ACK timeout 2^" + options.ackTimeout() + " x 4.096 us on both",
                 seconds));
         line(t, head, width, true);
