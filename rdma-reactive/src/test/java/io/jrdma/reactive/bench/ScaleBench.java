@@ -17,6 +17,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -28,7 +29,9 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.stream.IntStream;
 import java.util.function.BiFunction;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -69,7 +72,7 @@ public final class ScaleBench {
 
     static final List<String> CSV_COLUMNS = List.of("accel", "polling", "loops", "srq", "transport", "size", "in_flight", "receive_depth", "n",
             "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "open_fds", "fd_limit", "rss_mib",
-            "reg_kib", "vmpin_kib", "write_ops_s", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_rnr_naks",
+            "reg_kib", "vmpin_kib", "write_ops_s", "write_spread", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_spread", "send_rnr_naks",
             "send_retransmits", "ib_write_bw_msg_s", "ratio", "jit_settle_s", "idle_cpu_ms_s", "idle_cpu_by_thread", "close_s", "close_unfinished",
             "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "open_fds_after", "notes");
 
@@ -216,9 +219,13 @@ public final class ScaleBench {
             stream("warm-up WRITE", clients, write, warmup);
             stream("warm-up SEND", clients, send, warmup);
             Map<String, Long> c0 = Rdma.counters();
-            row.put("write_ops_s", Math.round(stream("WRITE", clients, write, seconds)));
+            Rates writes = stream("WRITE", clients, write, seconds);
+            row.put("write_ops_s", Math.round(writes.total()));
+            row.put("write_spread", writes.spread());
             Map<String, Long> c1 = Rdma.counters();
-            row.put("send_ops_s", Math.round(stream("SEND", clients, send, seconds)));
+            Rates sends = stream("SEND", clients, send, seconds);
+            row.put("send_ops_s", Math.round(sends.total()));
+            row.put("send_spread", sends.spread());
             Map<String, Long> c2 = Rdma.counters();
             // rxe's device-wide counters: nothing but this JVM uses the lab's devices while it runs
             row.put("write_rnr_naks", Rdma.delta(c0, c1, "rcvd_rnr_err"));
@@ -310,24 +317,46 @@ public final class ScaleBench {
     }
 
     /**
+     * The rates of a stream: all completions per second, and each connection's (issue 29's
+     * fairness: the slowest, the median and the fastest connection, and the slowest over the median).
+     */
+    record Rates(double total, double[] perConnection) {
+        Rates {
+            perConnection = perConnection.clone();
+            Arrays.sort(perConnection);
+        }
+
+        /** {@code min/median/max ops/s (min/median)} of the connections, or "-" without any. */
+        String spread() {
+            if (perConnection.length == 0) return "-";
+            double min = perConnection[0], median = perConnection[perConnection.length / 2], max = perConnection[perConnection.length - 1];
+            return String.format(Locale.ROOT, "%.0f/%.0f/%.0f (%.2f)", min, median, max, median == 0 ? 0 : min / median);
+        }
+    }
+
+    /**
      * Every connection keeps {@code inFlight} operations posted for {@code duration} seconds
      * (flatMap replaces each completion with the next post); the rate is all completions over the
-     * time until the last connection drained.
+     * time until the last connection drained, each connection's its own completions over that time.
      */
-    private double stream(String what, List<RdmaConnection> clients, BiFunction<RdmaConnection, Integer, Mono<?>> op, double duration) {
+    private Rates stream(String what, List<RdmaConnection> clients, BiFunction<RdmaConnection, Integer, Mono<?>> op, double duration) {
         LongAdder completed = new LongAdder();
+        AtomicLongArray perConnection = new AtomicLongArray(clients.size());
         Map<String, AtomicInteger> errors = new ConcurrentHashMap<>();
         Map<String, String> firstMessage = new ConcurrentHashMap<>();
         long t0 = System.nanoTime();
         long deadline = t0 + (long) (duration * 1e9);
-        List<Mono<Void>> streams = clients.stream().map(c -> Flux.range(0, Integer.MAX_VALUE)
+        List<Mono<Void>> streams = IntStream.range(0, clients.size()).mapToObj(k -> Flux.range(0, Integer.MAX_VALUE)
                 .takeWhile(i -> System.nanoTime() < deadline)
-                .flatMap(i -> op.apply(c, i), inFlight)
-                .doOnNext(wc -> completed.increment())
+                .flatMap(i -> op.apply(clients.get(k), i), inFlight)
+                .doOnNext(wc -> {
+                    completed.increment();
+                    perConnection.incrementAndGet(k);
+                })
                 .then()
                 .onErrorResume(e -> {
                     String cause = e.getClass().getName().replaceFirst("^.*\\.", "");
-                    errors.computeIfAbsent(cause, k -> new AtomicInteger()).incrementAndGet();
+                    errors.computeIfAbsent(cause, x -> new AtomicInteger()).incrementAndGet();
                     firstMessage.putIfAbsent(cause, String.valueOf(e.getMessage()));
                     return Mono.empty();
                 })).toList();
@@ -339,9 +368,13 @@ public final class ScaleBench {
         double elapsed = seconds(t0);
         double rate = completed.sum() / elapsed;
         errors.forEach((cause, count) -> notes.add(what + ": " + count + " connections stopped on " + cause + " (" + firstMessage.get(cause) + ")"));
-        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %s %d completions in %.2f s = %.0f ops/s%s%n", n, what, completed.sum(), elapsed, rate,
+        double[] rates = new double[clients.size()];
+        for (int k = 0; k < rates.length; k++) rates[k] = perConnection.get(k) / elapsed;
+        Rates result = new Rates(rate, rates);
+        System.out.printf(Locale.ROOT, "ScaleBench N=%d: %s %d completions in %.2f s = %.0f ops/s, per connection min/median/max %s%s%n", n, what,
+                completed.sum(), elapsed, rate, result.spread(),
                 errors.isEmpty() ? "" : ", " + errors.values().stream().mapToInt(AtomicInteger::get).sum() + " connections failed");
-        return rate;
+        return result;
     }
 
     /** Closes every client at once; done when both ends of every connection are closed. */
