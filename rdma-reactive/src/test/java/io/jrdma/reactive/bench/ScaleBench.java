@@ -47,7 +47,7 @@ import reactor.core.publisher.Mono;
  * <pre>
  * ScaleBench --connections N --csv FILE [--seconds 5] [--warmup 3] [--in-flight 16] [--receive-depth 16*in-flight] [--size 64]
  *            [--polling ADAPTIVE] [--transport RDMA_CM] [--idle-seconds 3] [--ib-write-bw CLIENT_LOG]
- *            [--loops L] [--srq DEPTH] [--accel tcg]
+ *            [--loops L] [--srq DEPTH] [--ack-timeout MS] [--connect-timeout S] [--accel tcg]
  * </pre>
  *
  * {@code --loops} sizes the {@link RdmaResources} both ends share (default: one loop per
@@ -74,7 +74,7 @@ public final class ScaleBench {
             "connected", "connect_failed", "connect_s", "server_accepted", "threads", "peak_threads", "open_fds", "fd_limit", "rss_mib",
             "reg_kib", "vmpin_kib", "write_ops_s", "write_spread", "write_rnr_naks", "write_retransmits", "send_ops_s", "send_spread", "send_rnr_naks",
             "send_retransmits", "ib_write_bw_msg_s", "ratio", "jit_settle_s", "idle_cpu_ms_s", "idle_cpu_by_thread", "close_s", "close_unfinished",
-            "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "open_fds_after", "notes");
+            "server_dispose_s", "rss_after_mib", "reg_after_kib", "vmpin_after_kib", "threads_after", "open_fds_after", "ack_timeout_ms", "notes");
 
     private final int n;
     private final double seconds;
@@ -90,6 +90,10 @@ public final class ScaleBench {
     private final Map<String, Object> row = new LinkedHashMap<>();
     /** Appended from poller threads too (a close that fails). */
     private final List<String> notes = Collections.synchronizedList(new ArrayList<>());
+    /** Both ends' ACK timeout ({@code --ack-timeout MS}), or null for the setup path's (rdma_cm's ~2.1 s on rxe). */
+    private Duration ackTimeout;
+    /** Each client's connect timeout ({@code --connect-timeout S}), or null for the library's 10 s. */
+    private Duration connectTimeout;
 
     private ScaleBench(int n, double seconds, double warmup, int inFlight, int receiveDepth, int size, PollingMode polling,
                        Transport transport, double idleSeconds, int loops, int srq) {
@@ -112,6 +116,7 @@ public final class ScaleBench {
         PollingMode polling = PollingMode.ADAPTIVE;
         Transport transport = Transport.RDMA_CM;
         Path csv = null, ibWriteBw = null;
+        Duration ackTimeout = null, connectTimeout = null;
         String accel = System.getenv().getOrDefault("JRDMA_LAB_ACCEL", "unknown");
         for (int i = 0; i < args.length; i += 2) {
             String value = i + 1 < args.length ? args[i + 1] : "";
@@ -130,12 +135,16 @@ public final class ScaleBench {
                 case "--accel" -> accel = value;
                 case "--loops" -> loops = Integer.parseInt(value);
                 case "--srq" -> srq = Integer.parseInt(value);
+                case "--ack-timeout" -> ackTimeout = value.isEmpty() ? null : Duration.ofMillis(Long.parseLong(value));
+                case "--connect-timeout" -> connectTimeout = value.isEmpty() ? null : Duration.ofSeconds(Long.parseLong(value));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]);
             }
         }
         ScaleBench bench = new ScaleBench(n, seconds, warmup, inFlight, receiveDepth > 0 ? receiveDepth : 16 * inFlight, size, polling,
                 transport, idleSeconds, loops, srq);
         bench.row.put("accel", accel);
+        bench.ackTimeout = ackTimeout;
+        bench.connectTimeout = connectTimeout;
         if (ibWriteBw != null) {
             try {
                 bench.row.put("ib_write_bw_msg_s", Math.round(ibWriteBwMessageRate(ibWriteBw)));
@@ -179,6 +188,8 @@ public final class ScaleBench {
                 .queueDepth(inFlight, receiveDepth).buffers(size, inFlight).pollingMode(polling)
                 .exposeBuffer((long) size * SLOTS, Access.REMOTE_WRITE);
         if (srq > 0) serverSpec = serverSpec.sharedReceiveQueue(srq);
+        if (ackTimeout != null) serverSpec = serverSpec.ackTimeout(ackTimeout);
+        row.put("ack_timeout_ms", ackTimeout == null ? "" : Long.toString(ackTimeout.toMillis()));
         DisposableRdmaServer server = serverSpec.bind().block(SETUP_WAIT);
         Queue<RdmaConnection> accepted = new ConcurrentLinkedQueue<>();
         LongAdder received = new LongAdder();
@@ -192,6 +203,8 @@ public final class ScaleBench {
         // clients receive nothing: their receive queue is the small one
         RdmaClient client = RdmaClient.create().host(SERVER_IP).port(server.address().getPort()).localAddress(CLIENT_IP)
                 .transport(transport).runOn(resources).queueDepth(inFlight, inFlight).buffers(size, inFlight).pollingMode(polling);
+        if (ackTimeout != null) client = client.ackTimeout(ackTimeout);
+        if (connectTimeout != null) client = client.connectTimeout(connectTimeout);
 
         // one connection first, opened and closed: the first connect of a JVM also loads classes
         // and opens the device, which is not what N connects cost
