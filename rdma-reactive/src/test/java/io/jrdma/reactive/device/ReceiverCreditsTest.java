@@ -158,7 +158,10 @@ class ReceiverCreditsTest {
         RdmaResources resources = RdmaResources.create("credits-srq-" + transport, 1);
         RdmaResources clientResources = RdmaResources.create("credits-srq-clients-" + transport, 1);
         DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(transport)
-                .queueDepth(8, window).buffers(256, 4).sharedReceiveQueue(depth, max).bind().block(TIMEOUT);
+                .queueDepth(8, window).buffers(256, 4).sharedReceiveQueue(depth, max)
+                // the server's connect timeout too: its timer counts from each accept, and its 64 setups take turns on one
+                // thread; near 10 s on the emulated CPU (CI runs of 10.1 to 11.8 s)
+                .connectTimeout(Duration.ofSeconds(60)).bind().block(TIMEOUT);
         AtomicLong received = new AtomicLong();
         List<RdmaConnection> accepted = java.util.Collections.synchronizedList(new ArrayList<>());
         server.connections().subscribe(c -> {

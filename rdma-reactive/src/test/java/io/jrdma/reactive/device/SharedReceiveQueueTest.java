@@ -41,6 +41,8 @@ import reactor.core.publisher.Mono;
 @Timeout(value = 300, threadMode = ThreadMode.SEPARATE_THREAD)
 class SharedReceiveQueueTest {
     private static final int CLIENTS = 64;
+    /** 64 connects at once on an emulated CPU, both sides' setups on one resources' threads: this is no connect test. */
+    private static final Duration SETUP = Duration.ofSeconds(60);
     private static final int DEPTH = 32;
     private static final int MESSAGES_EACH = 2;
     private static final Duration LONG = Duration.ofMinutes(2);
@@ -62,13 +64,14 @@ class SharedReceiveQueueTest {
         DisposableRdmaServer server = RdmaServer.create().runOn(resources).host(SERVER_IP).port(0).transport(transport)
                 .queueDepth(4, MESSAGES_EACH).buffers(128, 4).sharedReceiveQueue(DEPTH, 8 * DEPTH)
                 .receiverCredits(false)  // the queue's own growth under RNR; ReceiverCreditsTest has it with credits
-                .bind().block(TIMEOUT);
+                .connectTimeout(SETUP).bind().block(TIMEOUT);
         Mono<List<RdmaConnection>> accepted = server.connections().take(CLIENTS).collectList().cache();
         accepted.subscribe();
         List<RdmaConnection> clients = new ArrayList<>();
         try {
             RdmaClient client = RdmaClient.create().runOn(resources).host(SERVER_IP).port(server.address().getPort())
-                    .localAddress(CLIENT_IP).transport(transport).queueDepth(MESSAGES_EACH, 1).buffers(128, MESSAGES_EACH);
+                    .localAddress(CLIENT_IP).transport(transport).queueDepth(MESSAGES_EACH, 1).buffers(128, MESSAGES_EACH)
+                    .connectTimeout(SETUP);
             clients.addAll(Flux.range(0, CLIENTS).flatMap(i -> client.connect(), CLIENTS).collectList().block(LONG));
             List<RdmaConnection> serverSide = accepted.block(LONG);
             assertTrue(serverSide.stream().allMatch(RdmaConnection::sharesReceiveQueue));

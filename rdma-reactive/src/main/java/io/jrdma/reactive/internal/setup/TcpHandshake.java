@@ -154,8 +154,7 @@ final class TcpHandshake implements TcpEvents.Handler {
                 : "accepting " + SetupMessages.address(remote) + " on " + SetupMessages.address(listener.address()),
                 listener == null ? "the server's" : "the client's", t -> {
                     if (callback != null) failClient(t);
-                    SetupTasks.offer(events, () -> fail(t));
-                });
+                }, events, this::fail);
     }
 
     /** The client's one failure signal: none when it had its signal already (the timer's, say). */

@@ -2,6 +2,7 @@ package io.jrdma.reactive.internal.setup;
 
 import io.jrdma.reactive.ConnectionException;
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -20,7 +21,12 @@ import reactor.core.scheduler.Scheduler;
  *       timeout, a failure or the established connection comes first;</li>
  *   <li>a timeout says which step it expired in ({@link #awaiting}), and how much of the peer's
  *       hello had come; {@link #phase} and {@link #received} are volatile for that: the timer reads
- *       them on its own thread.</li>
+ *       them on its own thread;</li>
+ *   <li>a timer that fires as the setup goes live loses: the setup ends on the selector thread only
+ *       if it is not {@link Phase#LIVE} when the selector gets to it, and only the selector thread
+ *       makes a setup live. A connection handed out is never closed by its setup's timer (a server
+ *       whose 64th accept of a burst finished as its timer fired handed the connection out, then
+ *       closed it without a word; the rdma_cm path's {@code done} flag says the same).</li>
  * </ol>
  */
 final class TcpSteps {
@@ -42,13 +48,21 @@ final class TcpSteps {
     private final AtomicBoolean told = new AtomicBoolean();
 
     /**
-     * Starts the timer; {@code timedOut} gets the timeout, on the scheduler's thread, saying
-     * {@code what} did not finish and what it waited for, {@code peer} being "the server's" or
-     * "the client's".
+     * Starts the timer. When it fires, {@code tell} gets the timeout on the scheduler's thread, and
+     * {@code end} gets it on {@code selector} unless the setup went live first (rule 4); the timeout
+     * says {@code what} did not finish and what it waited for, {@code peer} being "the server's" or
+     * "the client's". A selector that stopped refuses the task: its sockets are closed already.
      */
-    void arm(Scheduler scheduler, Duration connectTimeout, String what, String peer, Consumer<ConnectionException.Timeout> timedOut) {
-        timer = scheduler.schedule(() -> timedOut.accept(new ConnectionException.Timeout(what + " did not finish within the connect timeout of "
-                + SetupMessages.duration(connectTimeout) + ": it waited for " + awaiting(peer))), connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
+    void arm(Scheduler scheduler, Duration connectTimeout, String what, String peer, Consumer<ConnectionException.Timeout> tell,
+             Executor selector, Consumer<ConnectionException.Timeout> end) {
+        timer = scheduler.schedule(() -> {
+            ConnectionException.Timeout t = new ConnectionException.Timeout(what + " did not finish within the connect timeout of "
+                    + SetupMessages.duration(connectTimeout) + ": it waited for " + awaiting(peer));
+            tell.accept(t);
+            SetupTasks.offer(selector, () -> {
+                if (phase != Phase.LIVE) end.accept(t);
+            });
+        }, connectTimeout.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** True the first time: the caller gives the client's callback its one signal. */
