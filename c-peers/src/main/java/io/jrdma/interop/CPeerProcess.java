@@ -4,7 +4,9 @@ import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -12,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.MatchResult;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * A running C peer: its merged stdout and stderr captured as it runs, every wait bounded, and the
@@ -96,9 +99,10 @@ public final class CPeerProcess implements AutoCloseable {
         }
         // killed and reaped outside the monitor: the pump thread needs it to drain the pipe
         if (!ended || !exitsWithin(REAP)) {
+            String where = whereItWaits();
             kill();
             throw new CPeerException.TimedOut(command + ": no output matching \"" + regex + "\" within "
-                    + timeout.toMillis() + " ms; killed it", output());
+                    + timeout.toMillis() + " ms; killed it" + where, output());
         }
         drain();
         throw new CPeerException.UnexpectedExit(command + " exited " + process.exitValue() + " without printing a match for \""
@@ -127,8 +131,9 @@ public final class CPeerProcess implements AutoCloseable {
             throw new IllegalStateException("interrupted waiting for " + command + "; killed it", e);
         }
         if (!exited) {
+            String where = whereItWaits();
             kill();
-            throw new CPeerException.TimedOut(command + " did not exit within " + timeout.toMillis() + " ms; killed it",
+            throw new CPeerException.TimedOut(command + " did not exit within " + timeout.toMillis() + " ms; killed it" + where,
                     output());
         }
         drain();
@@ -152,6 +157,37 @@ public final class CPeerProcess implements AutoCloseable {
             throw new IllegalStateException(command + " (pid " + process.pid() + ") survived SIGKILL for " + REAP.toSeconds() + " s");
         }
         drain();
+    }
+
+    /**
+     * Where a program that did not finish was waiting, read just before it is killed: each thread's
+     * kernel wait channel and, where readable (root), its kernel stack. A hung rdma-core program
+     * prints nothing (its stdout is a pipe, so buffered), and this names the wait it hung in: an
+     * rdma_cm event ({@code ucma_get_event}), a CQ event ({@code ib_uverbs_event_read}), a futex.
+     * Empty where /proc says nothing.
+     */
+    String whereItWaits() {
+        Path tasks = Path.of("/proc", String.valueOf(process.pid()), "task");
+        StringBuilder where = new StringBuilder();
+        try (Stream<Path> threads = Files.list(tasks)) {
+            for (Path t : threads.sorted().toList()) {
+                where.append("\n  thread ").append(t.getFileName()).append(" (").append(proc(t.resolve("comm")))
+                        .append(") waits in ").append(proc(t.resolve("wchan")));
+                String stack = proc(t.resolve("stack"));
+                if (!stack.isEmpty()) where.append(", kernel stack:\n").append(stack.indent(4).stripTrailing());
+            }
+        } catch (IOException | UncheckedIOException e) {
+            return "";  // it exited meanwhile, or no /proc
+        }
+        return where.isEmpty() ? "" : "; where it waited:" + where;
+    }
+
+    private static String proc(Path file) {
+        try {
+            return Files.readString(file).strip();
+        } catch (IOException e) {
+            return "";  // not readable (a kernel stack needs root), or gone
+        }
     }
 
     private boolean exitsWithin(Duration within) {

@@ -72,6 +72,8 @@ class CPeerTest {
         assertFalse(p.isAlive(), "killed");
         assertEquals("started\n", e.transcript());
         assertTrue(e.getMessage().contains("did not exit within 500 ms"), e.getMessage());
+        // where it hung, read before the kill: sleep's one thread, in the kernel's sleep
+        assertTrue(e.getMessage().matches("(?s).*; where it waited:\\n  thread \\d+ \\(sleep\\) waits in \\w*sleep.*"), e.getMessage());
     }
 
     @Test
