@@ -3,12 +3,15 @@ package io.jrdma.ffm.device;
 import static io.jrdma.ffm.device.CPeerLab.IP_A;
 import static io.jrdma.ffm.device.CPeerLab.IP_B;
 import static io.jrdma.ffm.device.CPeerLab.WAIT;
+import static io.jrdma.ffm.device.CPeerLab.countersMovedSince;
 import static io.jrdma.ffm.device.CPeerLab.find;
+import static io.jrdma.ffm.device.CPeerLab.rxeCounters;
 
 import io.jrdma.interop.CPeer;
 import io.jrdma.interop.CPeerException;
 import io.jrdma.interop.CPeerProcess;
 import io.jrdma.interop.CPeerResult;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
@@ -23,6 +26,13 @@ import org.junit.jupiter.api.parallel.Isolated;
  * rdmacm-utils' own client/server pairs work between rxe0 and rxe1 in the lab: the baseline for
  * pointing jrdma at them (docs/c-interop.md has their protocols). If one of these fails, an
  * interop failure is the lab's, not jrdma's.
+ *
+ * <p>rdma_server and rdma_client count any completion as done, error statuses included, and neither
+ * watches for its peer's disconnect: rdma_server prints {@code end 0} after a SEND that failed, and
+ * rdma_client then waits for the reply forever. The one hang seen (a CI run of 2026-11-28: the
+ * client killed at 45 s, the server at {@code end 0}, no jrdma code involved) has that shape. A
+ * hang now reports where the client waited (its kernel stack: a CQ event or an rdma_cm event) and
+ * which rxe counters moved meanwhile (a resend or a sequence error means the lab's wire lost a packet).
  */
 @Tag("device")
 @Isolated
@@ -80,6 +90,7 @@ class RdmacmUtilsTest {
      * it is run again, while the server lives, until it is not refused (or 20 attempts are spent).
      */
     private static CPeerResult clientOnceServerListens(CPeerProcess server, CPeer client, String... args) {
+        Map<String, Long> counters = rxeCounters();
         for (int attempt = 1; ; attempt++) {
             CPeerResult r;
             try {
@@ -87,7 +98,8 @@ class RdmacmUtilsTest {
             } catch (CPeerException.TimedOut e) {
                 // two C programs of rdma-core: the server's half says why (the caller's close kills it)
                 throw new AssertionError("attempt " + attempt + ": " + e.getMessage() + "\nthe server, "
-                        + (server.isAlive() ? "still running" : "exited") + ", printed:\n" + server.output(), e);
+                        + (server.isAlive() ? "still running" : "exited") + ", printed:\n" + server.output()
+                        + countersMovedSince(counters), e);
             }
             if (r.exitCode() == 0 || !REFUSED.matcher(r.output()).find() || !server.isAlive() || attempt == 20) return r;
             try {
