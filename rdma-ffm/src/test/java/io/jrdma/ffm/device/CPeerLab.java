@@ -3,12 +3,9 @@ package io.jrdma.ffm.device;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.jrdma.interop.CPeerResult;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.jrdma.interop.RxeCounters;
 import java.time.Duration;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -40,23 +37,9 @@ final class CPeerLab {
         return m;
     }
 
-    /** The lab devices' rxe counters (retransmits, sequence errors, RNR NAKs ...), as DEVICE/COUNTER; none where unreadable. */
+    /** The lab devices' rxe counters (retransmits, sequence errors, RNR NAKs ...), as DEVICE/COUNTER. */
     static Map<String, Long> rxeCounters() {
-        Map<String, Long> all = new TreeMap<>();
-        for (String device : new String[] {LabEnv.DEV_A, LabEnv.DEV_B}) {
-            try (var files = Files.list(Path.of("/sys/class/infiniband", device, "ports/1/hw_counters"))) {
-                for (Path f : files.toList()) {
-                    try {
-                        all.put(device + "/" + f.getFileName(), Long.parseLong(Files.readString(f).strip()));
-                    } catch (IOException | NumberFormatException ignored) {
-                        // a counter that cannot be read is left out
-                    }
-                }
-            } catch (IOException ignored) {
-                // no counters: nothing to tell of them
-            }
-        }
-        return all;
+        return RxeCounters.of(LabEnv.DEV_A, LabEnv.DEV_B);
     }
 
     /**
@@ -64,11 +47,7 @@ final class CPeerLab {
      * with packets resent or out of sequence lost them on the lab's wire, not in the programs.
      */
     static String countersMovedSince(Map<String, Long> before) {
-        StringBuilder moved = new StringBuilder();
-        rxeCounters().forEach((name, value) -> {
-            long delta = value - before.getOrDefault(name, 0L);
-            if (delta != 0) moved.append(moved.isEmpty() ? "" : ", ").append(name).append(" +").append(delta);
-        });
+        Map<String, Long> moved = RxeCounters.moved(before, rxeCounters());
         return moved.isEmpty() ? "rxe counters: none moved" : "rxe counters that moved: " + moved;
     }
 }

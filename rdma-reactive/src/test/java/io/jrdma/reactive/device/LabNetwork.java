@@ -1,5 +1,6 @@
 package io.jrdma.reactive.device;
 
+import io.jrdma.interop.RxeCounters;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -120,32 +121,12 @@ public final class LabNetwork {
 
     /** Every hardware counter of the lab's two rxe devices, by device/name (retransmits, duplicates, sequence errors, RNR). */
     public static Map<String, Long> rxeCounters() {
-        Map<String, Long> all = new TreeMap<>();
-        for (String device : List.of(DEV_A, DEV_B)) {
-            Path dir = Path.of("/sys/class/infiniband", device, "ports/1/hw_counters");
-            try (var files = Files.list(dir)) {
-                for (Path f : files.toList()) {
-                    try {
-                        all.put(device + "/" + f.getFileName(), Long.parseLong(Files.readString(f).trim()));
-                    } catch (IOException | NumberFormatException ignored) {
-                        // a counter that cannot be read is left out
-                    }
-                }
-            } catch (IOException ignored) {
-                // no counters: nothing to tell of them
-            }
-        }
-        return all;
+        return RxeCounters.of(DEV_A, DEV_B);
     }
 
     /** The counters of {@link #rxeCounters()} that moved since {@code before}, with how far. */
     public static Map<String, Long> rxeCountersMoved(Map<String, Long> before) {
-        Map<String, Long> moved = new TreeMap<>();
-        rxeCounters().forEach((k, v) -> {
-            long d = v - before.getOrDefault(k, 0L);
-            if (d != 0) moved.put(k, d);
-        });
-        return moved;
+        return RxeCounters.moved(before, rxeCounters());
     }
 
     public static void stopDropping(String netdev) {
