@@ -27,12 +27,17 @@ import org.junit.jupiter.api.parallel.Isolated;
  * pointing jrdma at them (docs/c-interop.md has their protocols). If one of these fails, an
  * interop failure is the lab's, not jrdma's.
  *
- * <p>rdma_server and rdma_client count any completion as done, error statuses included, and neither
- * watches for its peer's disconnect: rdma_server prints {@code end 0} after a SEND that failed, and
- * rdma_client then waits for the reply forever. The one hang seen (a CI run of 2026-11-28: the
- * client killed at 45 s, the server at {@code end 0}, no jrdma code involved) has that shape. A
- * hang now reports where the client waited (its kernel stack: a CQ event or an rdma_cm event) and
- * which rxe counters moved meanwhile (a resend or a sequence error means the lab's wire lost a packet).
+ * <p>rdma_server/rdma_client is not in this baseline: neither has a timeout or watches its peer once
+ * connected, so one exchange lost on the lab's wire leaves the client waiting for a completion and
+ * the server for an rdma_cm event, for ever. It hung that way in one CI run of 2026-11-28 (no jrdma
+ * code involved) and once in about 300 runs of a loop in the lab; ucmatose and rping passed every
+ * run. {@code lab/rdmacm-pairs} runs all three pairs hundreds of times and reports each hang with
+ * both programs' kernel stacks and the rxe counters that moved. rdma-reactive's {@code CInteropTest}
+ * still runs each of the two programs once against jrdma, since that interop is what it proves; the
+ * C program's half can hang there the same way (none has been seen), and jrdma's half has timeouts.
+ *
+ * <p>A hang here reports where the client waited (its kernel stack: a CQ event or an rdma_cm event)
+ * and which rxe counters moved meanwhile (a resend or a sequence error means the wire lost a packet).
  */
 @Tag("device")
 @Isolated
@@ -40,20 +45,6 @@ import org.junit.jupiter.api.parallel.Isolated;
 class RdmacmUtilsTest {
     /** What a client prints when it comes before the server listens (rdma_cm answers with a REJ). */
     private static final Pattern REFUSED = Pattern.compile("Connection refused|RDMA_CM_EVENT_REJECTED");
-
-    @Test
-    @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
-    void rdmaClientAndRdmaServerExchangeOneSixteenByteMessageEachWay() {
-        String port = String.valueOf(RxePair.nextCmPort());
-        try (CPeerProcess server = CPeer.installed("rdma_server").start("-s", IP_B, "-p", port)) {
-            // rdma_client cannot choose its source address: routing picks 10.77.0.1 (rxe0) in the lab
-            CPeerResult client = clientOnceServerListens(server, CPeer.installed("rdma_client"), "-s", IP_B, "-p", port)
-                    .requireSuccess();
-            CPeerResult done = server.awaitExit(WAIT).requireSuccess();
-            find(client, "^rdma_client: end 0$", done);
-            find(done, "^rdma_server: end 0$", client);
-        }
-    }
 
     @Test
     @Timeout(value = 150, unit = TimeUnit.SECONDS, threadMode = ThreadMode.SEPARATE_THREAD)
