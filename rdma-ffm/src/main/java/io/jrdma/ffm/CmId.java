@@ -158,7 +158,9 @@ public final class CmId extends NativeResource {
     }
 
     /**
-     * Creates the id's QP (rdma_cm drives its state transitions); it is destroyed with rdma_destroy_qp.
+     * Creates the id's QP (rdma_cm drives its state transitions); it is destroyed with rdma_destroy_qp,
+     * while no read of this id's channel is under way (librdmacm changes the QP inside one: see
+     * {@link EventChannel}).
      *
      * @param pd   a protection domain of this id's own {@link #context()}: rdma_create_qp accepts no
      *             other (see {@link CmDevices})

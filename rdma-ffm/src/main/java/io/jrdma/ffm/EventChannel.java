@@ -17,6 +17,7 @@ import java.util.Iterator;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +42,8 @@ public final class EventChannel extends NativeResource {
     private final ArrayDeque<CmEvent> pending = new ArrayDeque<>();
     /** The CONNECT_REQUEST ids in pending: nobody else holds them, so close() closes them. */
     private volatile int pendingRequests;
+    /** Held for each rdma_get_cm_event call, not while waiting for the channel ({@link #withoutReads}). */
+    final ReentrantLock reading = new ReentrantLock();
 
     private EventChannel(MemorySegment channel, ChannelGate gate) {
         this.channel = channel.reinterpret(RdmaCma.rdma_event_channel.byteSize());
@@ -207,11 +210,35 @@ public final class EventChannel extends NativeResource {
         return local == null ? "" : " on " + SocketAddresses.format(local);
     }
 
+    /**
+     * Runs {@code action} while no rdma_get_cm_event of this channel is under way. librdmacm changes
+     * an id's QP inside that call: a CONNECT_RESPONSE moves the client's QP to RTR and RTS (and
+     * sends the RTU), a REJECTED moves it to ERR. A QP destroyed by another thread at that moment
+     * would be freed under librdmacm's ibv_modify_qp, so {@link QueuePair} destroys a QP that
+     * rdma_cm created only through here. A read holds the exclusion for the call alone, which
+     * returns at once since the reader polled the channel readable first; it can block only where
+     * librdmacm swallows an event of an id whose connect response failed and reads the next one.
+     */
+    void withoutReads(Runnable action) {
+        reading.lock();
+        try {
+            action.run();
+        } finally {
+            reading.unlock();
+        }
+    }
+
     /** Reads one event (fd readable), copies it out and acknowledges it. */
     private CmEvent read() {
         try {
             MemorySegment errno = Native.errnoBuffer();
-            int rc = (int) rdma_get_cm_event.invokeExact(errno, channel, eventOut);
+            int rc;
+            reading.lock();
+            try {
+                rc = (int) rdma_get_cm_event.invokeExact(errno, channel, eventOut);
+            } finally {
+                reading.unlock();
+            }
             if (rc != 0) throw new VerbsException("rdma_get_cm_event", Native.errno(errno));
             MemorySegment ev = eventOut.get(ValueLayout.ADDRESS, 0).reinterpret(RdmaCma.rdma_cm_event.byteSize());
             int event, status, responderResources, initiatorDepth, qpNum;

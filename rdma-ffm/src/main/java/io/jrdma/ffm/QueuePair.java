@@ -326,7 +326,14 @@ public final class QueuePair extends NativeResource {
     void release() {
         try {
             if (cmOwner != null) {
-                CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
+                // not while librdmacm may change this QP inside rdma_get_cm_event on another thread
+                cmOwner.channel().withoutReads(() -> {
+                    try {
+                        CmCalls.rdma_destroy_qp.invokeExact(cmOwner.handle());
+                    } catch (Throwable t) {
+                        throw Native.rethrow(t);
+                    }
+                });
             } else {
                 int rc = (int) ibv_destroy_qp.invokeExact(qp);
                 if (rc != 0) throw new VerbsException("ibv_destroy_qp(QP 0x" + Integer.toHexString(qpNumber) + ")", Math.abs(rc));
