@@ -10,6 +10,7 @@ import kotlinx.coroutines.suspendCancellableCoroutine
 import org.reactivestreams.Subscription
 import reactor.core.CoreSubscriber
 import io.jrdma.reactive.WorkCompletion
+import io.jrdma.reactive.WorkRequestSubscription
 import io.jrdma.reactive.memory.ReceivedMessage
 import io.jrdma.reactive.memory.RegisteredBuffer
 import reactor.core.publisher.Mono
@@ -130,18 +131,42 @@ private class OwnedAwaiter<T : Any>(private val cont: CancellableContinuation<T>
  */
 @PublishedApi
 internal suspend fun <T : Any> Mono<T>.awaitOne(): T =
-    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+    suspendCancellableCoroutine { cont -> MonoAwaiter(cont).await(this) }
 
+/**
+ * The subscriber and the cancellation handler of [awaitOne]. The rules:
+ * - the handler is installed once the Mono's `subscribe` returned, not in `onSubscribe`: a work
+ *   request is posted after its `onSubscribe`, within `subscribe` when a send slot is free (the
+ *   common case), and only then can it say it can no longer be withdrawn;
+ * - it is installed unless the subscription is a [WorkRequestSubscription] that is no longer
+ *   [withdrawable][WorkRequestSubscription.isWithdrawable], or the coroutine was resumed already.
+ *   Without it a cancelled coroutine still resumes at once (its continuation is cancellable), the
+ *   work request runs to its completion, which then goes nowhere; what the handler would cost is
+ *   kotlinx's wrapper of it and, at the resume, the completed state that keeps it: two objects of
+ *   every operation posted at once;
+ * - a coroutine cancelled before the handler is installed gets it run at once by kotlinx, so a
+ *   work request still waiting is withdrawn either way;
+ * - a Mono that calls `onSubscribe` later, on another thread, gets the handler (no subscription
+ *   seen yet): cancelling then cancels whatever subscription came.
+ */
 private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>) : CoreSubscriber<T>, (Throwable?) -> Unit {
-    private var subscription: Subscription? = null
+    @Volatile private var subscription: Subscription? = null
     private var seen = false
+
+    fun await(mono: Mono<T>) {
+        mono.subscribe(this)
+        val s = subscription
+        if (s is WorkRequestSubscription && !s.isWithdrawable()) return
+        if (cont.isCompleted && !cont.isCancelled) return  // resumed within subscribe: nothing left to cancel
+        cont.invokeOnCancellation(this)
+    }
 
     override fun currentContext(): Context = cont.context[ReactorContext]?.context ?: Context.empty()
 
     override fun onSubscribe(s: Subscription) {
         subscription = s
-        cont.invokeOnCancellation(this)
-        s.request(Long.MAX_VALUE)
+        // cancelled before a late onSubscribe: the handler found no subscription to cancel
+        if (cont.isCancelled) s.cancel() else s.request(Long.MAX_VALUE)
     }
 
     /** The coroutine was cancelled while it waited. */
@@ -170,23 +195,24 @@ private class MonoAwaiter<T : Any>(private val cont: CancellableContinuation<T>)
  * own (and a new intercepted continuation for it) per call. Returning exactly [WorkCompletion], the
  * `awaitXxx` functions pass their caller's continuation straight through: per operation the Kotlin
  * API adds the cancellable continuation (kotlinx's `CancellableContinuationImpl`, with the
- * `ChildContinuation`, cancel handler and completed state it keeps) and one [MonoAwaiter].
+ * `ChildContinuation` it keeps) and one [MonoAwaiter]; a work request that has to wait to be posted
+ * also the cancel handler and the completed state that keeps it.
  */
 @PublishedApi
 internal suspend fun Mono<WorkCompletion>.awaitCompletion(): WorkCompletion =
-    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+    suspendCancellableCoroutine { cont -> MonoAwaiter(cont).await(this) }
 
 /** [awaitOne] for byte arrays (a READ's copy, an RPC's result), not generic: see [awaitCompletion]. */
 @PublishedApi
 internal suspend fun Mono<ByteArray>.awaitBytes(): ByteArray =
-    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+    suspendCancellableCoroutine { cont -> MonoAwaiter(cont).await(this) }
 
 /** [awaitOne] for an atomic's previous value or a watched word's new value, not generic: see [awaitCompletion]. */
 @PublishedApi
 internal suspend fun Mono<Long>.awaitLong(): Long =
-    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+    suspendCancellableCoroutine { cont -> MonoAwaiter(cont).await(this) }
 
 /** [awaitOne] for a one-sided wait's byte, not generic: see [awaitCompletion]. */
 @PublishedApi
 internal suspend fun Mono<Byte>.awaitByte(): Byte =
-    suspendCancellableCoroutine { cont -> subscribe(MonoAwaiter(cont)) }
+    suspendCancellableCoroutine { cont -> MonoAwaiter(cont).await(this) }

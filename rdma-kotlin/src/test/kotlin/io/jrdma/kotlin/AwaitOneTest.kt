@@ -14,6 +14,8 @@ import org.junit.jupiter.api.assertThrows
 import io.jrdma.ffm.WcOpcode
 import io.jrdma.ffm.WcStatus
 import io.jrdma.reactive.WorkCompletion
+import io.jrdma.reactive.WorkRequestSubscription
+import reactor.core.CoreSubscriber
 import reactor.core.publisher.Mono
 import reactor.util.context.Context
 
@@ -59,5 +61,63 @@ class AwaitOneTest {
         val waiting = async(start = CoroutineStart.UNDISPATCHED) { Mono.never<WorkCompletion>().doOnCancel { cancelled.incrementAndGet() }.awaitCompletion() }
         waiting.cancelAndJoin()
         assertEquals(1, cancelled.get())
+    }
+
+    @Test
+    fun `a work request posted within subscribe is not cancelled with the coroutine, which still resumes at once`() = runTest {
+        val request = FakeWorkRequest(withdrawable = false)
+        val waiting = async(start = CoroutineStart.UNDISPATCHED) { request.awaitCompletion() }
+        waiting.cancelAndJoin()
+        assertTrue(waiting.isCancelled)
+        assertEquals(0, request.cancels.get(), "a posted work request runs to its completion: no cancel handler was installed")
+        request.complete()  // its completion, later, goes nowhere
+        assertEquals(1, request.requests.get())
+    }
+
+    @Test
+    fun `a work request still waiting to be posted is withdrawn when the coroutine is cancelled`() = runTest {
+        val request = FakeWorkRequest(withdrawable = true)
+        val waiting = async(start = CoroutineStart.UNDISPATCHED) { request.awaitCompletion() }
+        waiting.cancelAndJoin()
+        assertTrue(waiting.isCancelled)
+        assertEquals(1, request.cancels.get())
+    }
+
+    @Test
+    fun `a coroutine cancelled before a late onSubscribe cancels the subscription that comes`() = runTest {
+        val late = LateMono()
+        val waiting = async(start = CoroutineStart.UNDISPATCHED) { late.awaitCompletion() }
+        waiting.cancelAndJoin()
+        val request = FakeWorkRequest(withdrawable = true)
+        late.subscriber!!.onSubscribe(request)
+        assertEquals(1, request.cancels.get())
+        assertEquals(0, request.requests.get(), "nothing requested for a cancelled coroutine")
+    }
+
+    /** A work request's Mono as jrdma's posts behave: onSubscribe within subscribe, then posted (or not) before subscribe returns. */
+    private class FakeWorkRequest(private val withdrawable: Boolean) : Mono<WorkCompletion>(), WorkRequestSubscription {
+        val cancels = AtomicInteger()
+        val requests = AtomicInteger()
+        private var actual: CoreSubscriber<in WorkCompletion>? = null
+
+        override fun subscribe(actual: CoreSubscriber<in WorkCompletion>) {
+            this.actual = actual
+            actual.onSubscribe(this)
+        }
+
+        override fun isWithdrawable() = withdrawable && cancels.get() == 0
+        override fun request(n: Long) { requests.incrementAndGet() }
+        override fun cancel() { cancels.incrementAndGet() }
+
+        fun complete() {
+            actual!!.onNext(WorkCompletion(1, WcStatus.IBV_WC_SUCCESS, WcOpcode.RDMA_WRITE, 8, false, 0, 0x11, 0))
+            actual!!.onComplete()
+        }
+    }
+
+    /** A Mono that calls onSubscribe later (as one subscribed on another thread would). */
+    private class LateMono : Mono<WorkCompletion>() {
+        var subscriber: CoreSubscriber<in WorkCompletion>? = null
+        override fun subscribe(actual: CoreSubscriber<in WorkCompletion>) { subscriber = actual }
     }
 }

@@ -2,6 +2,7 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.ffm.SendOpcode;
 import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.WorkRequestSubscription;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.RemoteBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
@@ -10,7 +11,6 @@ import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
-import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Operators;
@@ -37,7 +37,7 @@ import reactor.core.publisher.Operators;
  *     the request), or its error; nothing after a cancel.</li>
  * </ul>
  */
-public final class Op extends Mono<WorkCompletion> implements Subscription {
+public final class Op extends Mono<WorkCompletion> implements WorkRequestSubscription {
     private static final VarHandle CLAIMED, SIGNAL, PHASE;
 
     static {
@@ -241,6 +241,12 @@ public final class Op extends Mono<WorkCompletion> implements Subscription {
                 return;
             }
         }
+    }
+
+    /** Not posted yet, and its subscriber still there: a cancel now keeps it from being posted. */
+    @Override
+    public boolean isWithdrawable() {
+        return phase <= WAITING && !isTerminated();
     }
 
     @Override

@@ -10,6 +10,7 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OperationTimeoutException;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.reactive.WorkRequestSubscription;
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
 import io.jrdma.reactive.memory.RegisteredBuffer;
@@ -192,6 +193,31 @@ class SendQueueTest {
         q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));
         assertEquals(1, first.refCount(), "until its completion");
         assertEquals(1, posted.size(), "the cancelled waiting post was never posted");
+    }
+
+    @Test
+    void anOperationIsWithdrawableUntilPostedAndNotAfterItsSubscriberLeftOrItTerminated() {
+        SendQueue q = queue(1);
+        RegisteredBuffer b = pool.tryAcquire();
+        Recorder posted = new Recorder(Long.MAX_VALUE), waiting = new Recorder(Long.MAX_VALUE), cancelled = new Recorder(Long.MAX_VALUE);
+        send(q, b).subscribe(posted);
+        send(q, b).subscribe(waiting);
+        send(q, b).subscribe(cancelled);
+        WorkRequestSubscription first = (WorkRequestSubscription) posted.subscription;
+        WorkRequestSubscription second = (WorkRequestSubscription) waiting.subscription;
+        WorkRequestSubscription third = (WorkRequestSubscription) cancelled.subscription;
+
+        assertFalse(first.isWithdrawable(), "posted within subscribe (a credit was free): a cancel cannot withdraw it");
+        assertTrue(second.isWithdrawable(), "waiting for a credit: a cancel withdraws it");
+        third.cancel();
+        assertFalse(third.isWithdrawable(), "cancelled: nothing left to withdraw");
+
+        q.complete(slots.get(0), wc(slots.get(0), WcStatus.IBV_WC_SUCCESS));  // its credit posts the second
+        assertFalse(second.isWithdrawable(), "posted once a credit came");
+        q.complete(slots.get(1), wc(slots.get(1), WcStatus.IBV_WC_SUCCESS));
+        assertFalse(first.isWithdrawable());
+        assertFalse(second.isWithdrawable());
+        assertEquals(2, this.posted.size(), "the cancelled one was never posted");
     }
 
     @Test
