@@ -42,7 +42,7 @@ import reactor.core.publisher.Mono;
  * <pre>
  * java -XX:TieredStopAtLevel=1 -XX:+UnlockExperimentalVMOptions -XX:+UseEpsilonGC -Xmx2g \
  *   -cp benchmarks.jar io.jrdma.bench.alloc.AllocBench [--ops 20000] [--in-flight 16] [--size 64] [--histogram]
- *   [--rows write,read,send,kotlin-write,kotlin-send] [--polling ADAPTIVE|BUSY|EVENT]
+ *   [--rows write,read,send,kotlin-write,kotlin-send,kotlin-write-default] [--polling ADAPTIVE|BUSY|EVENT]
  * </pre>
  */
 public final class AllocBench {
@@ -89,7 +89,7 @@ public final class AllocBench {
                         receivers = new Receivers(accepted, inFlight * 2);
                         op = i -> client.send(source, 0, length);
                     }
-                    case "kotlin-write", "kotlin-send" -> op = null;
+                    case "kotlin-write", "kotlin-send", "kotlin-write-default" -> op = null;
                     default -> throw new IllegalArgumentException("unknown row " + row);
                 }
                 Job kotlinReceiver = row.equals("kotlin-send") ? KotlinOps.releaseReceives(accepted) : null;
@@ -141,6 +141,8 @@ public final class AllocBench {
         long cpu0 = cpuNanos();
         if (row.equals("kotlin-send")) {
             KotlinOps.awaitSend(client, source, size, ops, inFlight);
+        } else if (row.equals("kotlin-write-default")) {
+            KotlinOps.awaitWriteOnDefault(client, source, remote, size, ops, inFlight);
         } else if (op == null) {
             KotlinOps.awaitWrite(client, source, remote, size, ops, inFlight);
         } else {
