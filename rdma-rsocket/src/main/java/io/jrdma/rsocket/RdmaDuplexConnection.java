@@ -91,11 +91,13 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     }
 
     /**
-     * Copies {@code frame} into a pool buffer once one is free (at most the pool's count are out:
-     * a SEND holds its buffer until it completed), or, longer than those, into a buffer of the
-     * connection's large-message memory ({@link RdmaConnection#largeMessageBuffer}: registered once
-     * per size class and reused, which the peer reads where it is), and releases it, whatever
-     * happens: once copied, or at once if the stream ends before the copy began (never during it).
+     * Copies {@code frame} into a pool buffer: at once when one is free ({@link Staged}: the
+     * element and its Mono, two objects a frame), else once one comes back (at most the pool's
+     * count are out: a SEND holds its buffer until it completed); or, longer than those, into a
+     * buffer of the connection's large-message memory ({@link RdmaConnection#largeMessageBuffer}:
+     * registered once per size class and reused, which the peer reads where it is), and releases
+     * it, whatever happens: once copied, or at once if the stream ends before the copy began (never
+     * during it).
      */
     private Mono<ScatterGatherElement> stage(ByteBuf frame) {
         int length = frame.readableBytes();
@@ -106,6 +108,23 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                     + " messages)") + ": configure fragment(mtu) on the RSocket connector and server", null));
         }
         BufferPool pool = connection.buffers();
+        if (length <= pool.bufferSize()) {
+            // the common case, a pool buffer free: copied at once, one Staged, no chain of operators
+            RegisteredBuffer free;
+            try {
+                free = pool.tryAcquire();
+            } catch (RuntimeException e) {  // the pool closed: the connection is going
+                frame.release();
+                return Mono.error(e);
+            }
+            if (free != null) {
+                try {
+                    return new Staged<>(copy(frame, free, length), RdmaDuplexConnection::release);
+                } finally {
+                    frame.release();
+                }
+            }
+        }
         // copying megabytes is no work for the connection's loop thread, where a buffer coming back may resume this
         Mono<RegisteredBuffer> buffer = length <= pool.bufferSize() ? Mono.defer(pool::acquire)
                 : connection.largeMessageBuffer(length)
@@ -126,6 +145,10 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         }).doFinally(s -> {
             if (claimed.compareAndSet(false, true)) frame.release();
         });
+    }
+
+    private static void release(ScatterGatherElement e) {
+        e.buffer().release();
     }
 
     private static ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
