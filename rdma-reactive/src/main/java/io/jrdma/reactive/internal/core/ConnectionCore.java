@@ -124,7 +124,8 @@ public final class ConnectionCore implements Loop.Member {
         this.observed = observer != Observer.NONE;
         this.poster = new SendPoster(qp, tag, domain, config, observer, wrMemory, this);
         this.sendQueue = new SendQueue(config.sendQueueDepth(), config.maxScatterGather(), poster, Schedulers.parallel(),
-                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop);
+                System::nanoTime, config.operationTimeout(), description, () -> loop.deferToBatchEnd(this), loop, loop::inLoop,
+                new Timeouts.LoopProgress(loop::drainedPasses, loop, loop.name()));
         this.completions = new CompletionStream(loop, this::process);
         this.heldErrors = new HeldErrors(loop, Schedulers.parallel(), new HeldTarget(this, close, sendQueue, receives));
         this.credits = b.speaksCredits ? new CreditLink(this, poster, domain, sendQueue, b.sharedCredits) : null;

@@ -41,7 +41,8 @@ import reactor.core.scheduler.Scheduler;
  *     destroyed (the QP gone, nothing can read it any more): also after a failure or a timeout;</li>
  * <li>the message's {@code Mono} completes at its DONE, fails with {@link MessageTooLargeException}
  *     at a refusing one (the connection goes on), and with the closure otherwise; a DONE that
- *     does not come within the operation timeout closes the connection;</li>
+ *     does not come within the operation timeout (judged once the loop has polled after it, as
+ *     {@link Timeouts} judges posted operations) closes the connection;</li>
  * <li>a DONE for a slot that is not open is a protocol violation.</li>
  * </ul>
  * Slots are taken and freed on any thread under this object's lock; DONEs come on the loop.
@@ -235,7 +236,7 @@ final class Rendezvous {
         public void subscribe(CoreSubscriber<? super WorkCompletion> actual) {
             this.actual = actual;
             actual.onSubscribe(this);
-            deadline = timer.schedule(() -> loop.execute(this::timedOut), timeout.toNanos(), TimeUnit.NANOSECONDS);
+            deadline = timer.schedule(this::overdue, timeout.toNanos(), TimeUnit.NANOSECONDS);
             RegisteredBuffer g = given;
             given = null;
             if (MemoryInternals.get().remoteRead(g.pool())) {
@@ -319,6 +320,22 @@ final class Rendezvous {
         public reactor.util.context.Context currentContext() {
             CoreSubscriber<? super WorkCompletion> a = actual;
             return a == null ? reactor.util.context.Context.empty() : a.currentContext();
+        }
+
+        /**
+         * The deadline passed: judged on the loop once it has emptied its CQs in a pass that began
+         * after now ({@link Timeouts}' rule for posted operations): a DONE that waited in a CQ while
+         * the loop's thread was held by application code is not the peer's delay.
+         */
+        private void overdue() {
+            long mark = loop.drainedPasses();
+            loop.execute(() -> judge(mark));
+        }
+
+        private void judge(long mark) {
+            if (terminated.get()) return;
+            if (loop.drainedPasses() - mark >= 2) timedOut();
+            else deadline = timer.schedule(() -> loop.execute(() -> judge(mark)), Timeouts.RECHECK_NANOS, TimeUnit.NANOSECONDS);
         }
 
         private void timedOut() {

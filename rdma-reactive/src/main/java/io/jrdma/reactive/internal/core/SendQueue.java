@@ -171,9 +171,12 @@ public final class SendQueue {
      *                   hands a drain asked for meanwhile to it ({@code execute}), which must run it;
      *                   null: no hand-off
      * @param atHome     whether the calling thread is the loop's
+     * @param progress   the loop's progress, which a posted operation's timeout waits for
+     *                   ({@link Timeouts}); null: the deadline alone decides
      */
     SendQueue(int depth, int maxScatterGather, Poster poster, Scheduler timer, LongSupplier clock, Duration timeout,
-              String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome) {
+              String connection, BooleanSupplier deferDrain, @Nullable Executor home, BooleanSupplier atHome,
+              Timeouts.@Nullable LoopProgress progress) {
         this.deferDrain = deferDrain;
         this.home = home;
         this.atHome = atHome;
@@ -182,7 +185,7 @@ public final class SendQueue {
         this.chainSlots = new int[chain];
         this.chainBytes = poster.maxChainBytes();
         this.poster = poster;
-        this.timeouts = new Timeouts(this, timer, clock, timeout, connection);
+        this.timeouts = new Timeouts(this, timer, clock, timeout, connection, progress);
         this.maxScatterGather = maxScatterGather;
         this.inFlight = new AtomicReferenceArray<>(depth);
         this.freeSlots = new int[depth];
@@ -195,8 +198,14 @@ public final class SendQueue {
      * limit on scatter-gather elements, no deferred drains and no loop to hand drains to.
      */
     static SendQueue forTest(int depth, Poster poster, Scheduler timer, Duration timeout, String connection) {
+        return forTest(depth, poster, timer, timeout, connection, null);
+    }
+
+    /** {@link #forTest(int, Poster, Scheduler, Duration, String)} whose posted operations' timeouts wait for {@code progress}. */
+    static SendQueue forTest(int depth, Poster poster, Scheduler timer, Duration timeout, String connection,
+                             Timeouts.@Nullable LoopProgress progress) {
         return new SendQueue(depth, Integer.MAX_VALUE, poster, timer, () -> timer.now(TimeUnit.NANOSECONDS), timeout, connection,
-                () -> false, null, () -> true);
+                () -> false, null, () -> true, progress);
     }
 
     /** An operation over {@code length} bytes at {@code offset} of {@code buffer}; posted when subscribed. */

@@ -30,7 +30,7 @@ public final class SendQueueAccess {
     public static SendQueue unbound(int depth, int maxScatterGather, IntConsumer posted, Scheduler timer, Duration timeout,
                                     String connection) {
         return new SendQueue(depth, maxScatterGather, (op, slot) -> posted.accept(slot), timer, System::nanoTime, timeout,
-                connection, () -> false, null, () -> true);
+                connection, () -> false, null, () -> true, null);
     }
 
     /**

@@ -101,6 +101,11 @@ public final class Loop extends TaskThread {
     private final AtomicIntegerArray modes = new AtomicIntegerArray(PollingMode.values().length);
     private volatile PollingMode mode = PollingMode.EVENT;
     private final AtomicLong completions = new AtomicLong();
+    /**
+     * Poll passes that left every CQ with less than a batch, so empty: a completion that was in a
+     * CQ when such a pass began is dispatched when it ends (what an operation's timeout waits for).
+     */
+    private final AtomicLong drainedPasses = new AtomicLong();
     private volatile long sleptNanos;  // written by the loop thread only
     private volatile long sleeps;      // written by the loop thread only
     private volatile long spins;       // written by the loop thread only, as it goes to sleep
@@ -152,6 +157,16 @@ public final class Loop extends TaskThread {
     /** Completions this loop has dispatched. */
     public long completions() {
         return completions.get();
+    }
+
+    /**
+     * {@return poll passes that emptied every CQ} Two more than a value read at some time T mean a
+     * pass that began after T emptied the CQs: whatever completion was there at T is dispatched. A
+     * loop whose thread is held (application code in a subscriber it runs) makes none; a sleeping
+     * loop makes one when woken ({@link #execute} of any task).
+     */
+    public long drainedPasses() {
+        return drainedPasses.get();
     }
 
     /** Nanoseconds this loop has spent asleep in poll(2): its idle time (a BUSY loop never sleeps). */
@@ -386,10 +401,12 @@ public final class Loop extends TaskThread {
 
     private int pollAll() {
         int total = 0;
+        boolean drained = true;
         dispatching = true;
         try {
             for (LoopCq c : cqs) {
                 int n = c.cq.poll(wcs, POLL_BATCH);
+                if (n == POLL_BATCH) drained = false;
                 for (int i = 0; i < n; i++) {
                     lastOfBatch = i == n - 1;
                     dispatch(c.device.members, i);
@@ -403,6 +420,7 @@ public final class Loop extends TaskThread {
         if (!afterBatch.isEmpty()) runAfterBatch();
         // the loop is the only writer: a release store, not a locked add (an atomic's cost under emulation, per poll)
         if (total > 0) completions.lazySet(completions.get() + total);
+        if (drained) drainedPasses.lazySet(drainedPasses.get() + 1);
         return total;
     }
 

@@ -408,7 +408,7 @@ class SendQueueTest {
     @Test
     void anArgumentTheNicWouldRefuseFailsTheSubscriberAndPostsNothing() {
         SendQueue q = new SendQueue(2, 1, (op, slot) -> posted.add(op), clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", () -> false, null, () -> true);
+                TIMEOUT, "QP 0x11", () -> false, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         StepVerifier.create(q.operation(SendOpcode.SEND, b, 60, 8)).expectError(IndexOutOfBoundsException.class).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(b, 0, 8), ScatterGatherElement.of(b, 8, 8))))
@@ -435,7 +435,7 @@ class SendQueueTest {
             public RuntimeException refuses(RegisteredBuffer b) {
                 return b == foreign ? refusal : null;
             }
-        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false, null, () -> true);
+        }, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false, null, () -> true, null);
 
         StepVerifier.create(send(q, foreign)).expectErrorSatisfies(e -> assertSame(refusal, e)).verify(Duration.ofSeconds(5));
         StepVerifier.create(q.operation(SendOpcode.SEND, List.of(ScatterGatherElement.of(own, 0, 8), ScatterGatherElement.of(foreign, 0, 8))))
@@ -524,7 +524,7 @@ class SendQueueTest {
         AtomicBoolean batch = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = ops.stream().map(this::subscribe).toList();
@@ -556,7 +556,7 @@ class SendQueueTest {
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(2, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b), send(q, b), send(q, b));
         List<List<Object>> signals = new ArrayList<>();
@@ -591,7 +591,7 @@ class SendQueueTest {
         AtomicBoolean deferring = new AtomicBoolean();
         ChainingPoster nic = new ChainingPoster();
         SendQueue q = new SendQueue(1, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", deferring::get, null, () -> true);
+                TIMEOUT, "QP 0x11", deferring::get, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(send(q, b), send(q, b), send(q, b));
         ops.subList(0, 2).forEach(this::subscribe);
@@ -615,7 +615,7 @@ class SendQueueTest {
         SendQueue q = new SendQueue(2, 4, (op, slot) -> posted.add(op), clock, () -> {
             if (!cancelOnClockRead.isEmpty()) cancelOnClockRead.removeFirst().cancel();
             return clock.now(TimeUnit.NANOSECONDS);
-        }, TIMEOUT, "QP 0x11", () -> false, null, () -> true);
+        }, TIMEOUT, "QP 0x11", () -> false, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         List<Object> signals = new CopyOnWriteArrayList<>();
         BaseSubscriber<WorkCompletion> leaving = new BaseSubscriber<>() {
@@ -660,7 +660,7 @@ class SendQueueTest {
             }
         };
         SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS), TIMEOUT, "QP 0x11", () -> false,
-                loopTasks::add, onLoop::get);
+                loopTasks::add, onLoop::get, null);
         RegisteredBuffer b = pool.tryAcquire();
         Op alone = send(q, b);
         Op own = send(q, b);
@@ -692,7 +692,7 @@ class SendQueueTest {
         ChainingPoster nic = new ChainingPoster();
         nic.maxChainBytes = 32;  // the length limit (4) would take all five below but the last
         SendQueue q = new SendQueue(8, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true, null);
         RegisteredBuffer b = pool.tryAcquire();
         List<Op> ops = List.of(q.operation(SendOpcode.SEND, b, 0, 16), q.operation(SendOpcode.SEND, b, 0, 16),
                 q.operation(SendOpcode.SEND, b, 0, 8), q.operation(SendOpcode.SEND, b, 0, 64), q.operation(SendOpcode.SEND, b, 0, 0),
@@ -717,7 +717,7 @@ class SendQueueTest {
         ChainingPoster nic = new ChainingPoster();
         nic.refuseFrom = 2;  // ibv_post_send's bad_wr: the third
         SendQueue q = new SendQueue(4, 4, nic, clock, () -> clock.now(TimeUnit.NANOSECONDS),
-                TIMEOUT, "QP 0x11", batch::get, null, () -> true);
+                TIMEOUT, "QP 0x11", batch::get, null, () -> true, null);
         List<RegisteredBuffer> buffers = List.of(pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire(), pool.tryAcquire());
         List<List<Object>> signals = buffers.stream().map(b -> subscribe(send(q, b))).toList();
         assertEquals(List.of(), nic.chains, "deferred");
