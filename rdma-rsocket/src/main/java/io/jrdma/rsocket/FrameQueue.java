@@ -2,6 +2,11 @@ package io.jrdma.rsocket;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.util.ReferenceCountUtil;
+import java.util.AbstractQueue;
+import java.util.Iterator;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.jspecify.annotations.Nullable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Sinks;
 import reactor.util.concurrent.Queues;
@@ -15,7 +20,13 @@ import reactor.util.concurrent.Queues;
  * <p>Rules:
  * <ol>
  * <li>{@link #offer} may be called from any thread; frames reach {@link #frames()} in the order
- *     their {@code offer} calls returned (the calls are serialised on this queue's lock).</li>
+ *     their {@code offer} calls returned (the calls are serialised on this queue's lock), except
+ *     that a frame offered as urgent (stream 0's: KEEPALIVE, LEASE, METADATA_PUSH, a connection
+ *     ERROR) goes ahead of the others still queued, behind urgent ones only, as rsocket-java's own
+ *     transports send them ({@code BaseDuplexConnection.sendFrame}: {@code tryEmitPrioritized}).
+ *     Without it a KEEPALIVE's answer waited behind every frame queued for the peer's credits, and
+ *     a responder that had queued a minute of frames lost its connection to the keepalive
+ *     timeout.</li>
  * <li>Bounded: the bytes offered and not yet taken by the send stream never exceed
  *     {@code maxQueuedBytes}. An offer that would pass it is refused ({@link Offer#OVERFLOW}); the
  *     caller decides what that means (the connection closes: a frame silently dropped would break
@@ -32,7 +43,8 @@ final class FrameQueue {
     enum Offer { QUEUED, OVERFLOW, CLOSED }
 
     private final long maxQueuedBytes;
-    private final Sinks.Many<ByteBuf> sink = Sinks.many().unicast().onBackpressureBuffer(Queues.<ByteBuf>unboundedMultiproducer().get());
+    private final Lanes lanes = new Lanes();
+    private final Sinks.Many<ByteBuf> sink = Sinks.many().unicast().onBackpressureBuffer(lanes);
     private long queuedBytes;  // guarded by this
     private boolean closed;    // guarded by this
 
@@ -41,8 +53,8 @@ final class FrameQueue {
         this.maxQueuedBytes = maxQueuedBytes;
     }
 
-    /** Takes ownership of {@code frame}: queued, or released at once when refused. */
-    Offer offer(ByteBuf frame) {
+    /** Takes ownership of {@code frame}: queued (ahead of the others if {@code urgent}), or released at once when refused. */
+    Offer offer(ByteBuf frame, boolean urgent) {
         int bytes = frame.readableBytes();
         synchronized (this) {
             if (!closed) {
@@ -52,7 +64,10 @@ final class FrameQueue {
                 }
                 queuedBytes += bytes;
                 // unicast sink: onNext may run the send stream here, still in order (this lock)
-                if (sink.tryEmitNext(frame).isSuccess()) return Offer.QUEUED;
+                lanes.nextUrgent = urgent;
+                boolean queued = sink.tryEmitNext(frame).isSuccess();
+                lanes.nextUrgent = false;
+                if (queued) return Offer.QUEUED;
                 queuedBytes -= bytes;  // the send stream was cancelled: the connection is going
             }
         }
@@ -70,6 +85,49 @@ final class FrameQueue {
 
     private synchronized void taken(ByteBuf frame) {
         queuedBytes -= frame.readableBytes();
+    }
+
+    /**
+     * The sink's queue: two lanes, the urgent one polled first. Offers come one at a time (under
+     * the queue's lock, which sets {@link #nextUrgent} around each); the sink's drain polls from
+     * any thread, concurrently with offers.
+     */
+    private static final class Lanes extends AbstractQueue<ByteBuf> {
+        private final Queue<ByteBuf> urgent = new ConcurrentLinkedQueue<>();
+        private final Queue<ByteBuf> normal = Queues.<ByteBuf>unboundedMultiproducer().get();
+        boolean nextUrgent;  // written and read under FrameQueue's lock only
+
+        @Override
+        public boolean offer(ByteBuf frame) {
+            return nextUrgent ? urgent.offer(frame) : normal.offer(frame);
+        }
+
+        @Override
+        public @Nullable ByteBuf poll() {
+            ByteBuf f = urgent.poll();
+            return f != null ? f : normal.poll();
+        }
+
+        @Override
+        public @Nullable ByteBuf peek() {
+            ByteBuf f = urgent.peek();
+            return f != null ? f : normal.peek();
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return urgent.isEmpty() && normal.isEmpty();
+        }
+
+        @Override
+        public int size() {
+            return urgent.size() + normal.size();
+        }
+
+        @Override
+        public Iterator<ByteBuf> iterator() {
+            throw new UnsupportedOperationException("the sink polls");
+        }
     }
 
     /** {@return the bytes offered and not yet taken} */

@@ -163,7 +163,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
 
     @Override
     public void sendFrame(int streamId, ByteBuf frame) {
-        switch (outbound.offer(frame)) {
+        switch (outbound.offer(frame, streamId == 0)) {
             case QUEUED, CLOSED -> { }  // closed: the frame went with the connection, as over TCP
             case OVERFLOW -> {
                 SendQueueOverflowException e = new SendQueueOverflowException(connection + ": more than " + maxQueuedBytes
@@ -181,7 +181,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
      */
     @Override
     public void sendErrorAndClose(RSocketErrorException errorException) {
-        outbound.offer(ErrorFrameCodec.encode(alloc, 0, errorException));
+        outbound.offer(ErrorFrameCodec.encode(alloc, 0, errorException), false);  // after the frames queued, the last
         outbound.finish();
         // RSocket closes this way when the peer stopped answering (keepalive timeout): a peer that
         // grants no more credits would otherwise hold the ERROR frame, and the connection, forever

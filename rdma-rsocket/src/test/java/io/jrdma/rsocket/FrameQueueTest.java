@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
 import reactor.test.StepVerifier;
 
-/** FrameQueue's rules, one test each: order, the bound, exactly-once release, finish and abort. */
+/** FrameQueue's rules, one test each: order, urgent frames first, the bound, exactly-once release, finish and abort. */
 class FrameQueueTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(10);
 
@@ -37,7 +37,7 @@ class FrameQueueTest {
             int thread = t;
             producers.add(Thread.ofPlatform().start(() -> {
                 for (int i = 0; i < each; i++) {
-                    assertEquals(FrameQueue.Offer.QUEUED, q.offer(Unpooled.buffer(8).writeInt(thread).writeInt(i)));
+                    assertEquals(FrameQueue.Offer.QUEUED, q.offer(Unpooled.buffer(8).writeInt(thread).writeInt(i), false));
                 }
             }));
         }
@@ -53,11 +53,29 @@ class FrameQueueTest {
     }
 
     @Test
+    void anUrgentFrameGoesAheadOfTheFramesQueuedAndTheOthersKeepTheirOrder() {
+        FrameQueue q = new FrameQueue(Long.MAX_VALUE);
+        for (int i = 0; i < 3; i++) q.offer(Unpooled.buffer(1).writeByte(i), false);
+        q.offer(Unpooled.buffer(1).writeByte(100), true);   // stream 0's: a KEEPALIVE, say
+        q.offer(Unpooled.buffer(1).writeByte(3), false);
+        q.offer(Unpooled.buffer(1).writeByte(101), true);
+        q.finish();
+        StepVerifier.create(q.frames().map(f -> {
+                    int b = f.getByte(0);
+                    f.release();
+                    return b;
+                }))
+                .expectNext(100, 101, 0, 1, 2, 3)
+                .expectComplete().verify(TIMEOUT);
+        assertEquals(0, q.queuedBytes());
+    }
+
+    @Test
     void anOfferPastTheBoundIsRefusedAndReleasedUntilTheSenderTakesFrames() {
         FrameQueue q = new FrameQueue(100);
         ByteBuf first = frame(60), second = frame(60), third = frame(60);
-        assertEquals(FrameQueue.Offer.QUEUED, q.offer(first));
-        assertEquals(FrameQueue.Offer.OVERFLOW, q.offer(second));
+        assertEquals(FrameQueue.Offer.QUEUED, q.offer(first, false));
+        assertEquals(FrameQueue.Offer.OVERFLOW, q.offer(second, false));
         assertEquals(0, second.refCnt(), "the refused frame is released");
         assertEquals(60, q.queuedBytes());
         StepVerifier.create(q.frames(), 1)
@@ -65,7 +83,7 @@ class FrameQueueTest {
                     assertEquals(0, q.queuedBytes(), "taken frames no longer count");
                     f.release();
                 })
-                .then(() -> assertEquals(FrameQueue.Offer.QUEUED, q.offer(third)))
+                .then(() -> assertEquals(FrameQueue.Offer.QUEUED, q.offer(third, false)))
                 .thenCancel().verify(TIMEOUT);
         assertEquals(0, third.refCnt(), "the frame queued when the sender cancelled is released");
     }
@@ -73,11 +91,11 @@ class FrameQueueTest {
     @Test
     void finishCompletesAfterTheFramesQueuedAndRefusesLaterOnes() {
         FrameQueue q = new FrameQueue(1000);
-        q.offer(Unpooled.buffer(1).writeByte(1));
-        q.offer(Unpooled.buffer(1).writeByte(2));
+        q.offer(Unpooled.buffer(1).writeByte(1), false);
+        q.offer(Unpooled.buffer(1).writeByte(2), false);
         q.finish();
         ByteBuf late = frame(1);
-        assertEquals(FrameQueue.Offer.CLOSED, q.offer(late));
+        assertEquals(FrameQueue.Offer.CLOSED, q.offer(late, false));
         assertEquals(0, late.refCnt());
         StepVerifier.create(q.frames().map(f -> {
                     byte b = f.getByte(0);
@@ -91,11 +109,11 @@ class FrameQueueTest {
     void cancellingTheSendStreamReleasesEveryFrameStillQueued() {
         FrameQueue q = new FrameQueue(1000);
         List<ByteBuf> frames = List.of(frame(10), frame(10), frame(10));
-        frames.forEach(q::offer);
+        frames.forEach(f -> q.offer(f, false));
         StepVerifier.create(q.frames(), 1).assertNext(ByteBuf::release).thenCancel().verify(TIMEOUT);
         frames.forEach(f -> assertEquals(0, f.refCnt(), "released once: " + f));
         ByteBuf after = frame(1);
-        assertEquals(FrameQueue.Offer.CLOSED, q.offer(after));
+        assertEquals(FrameQueue.Offer.CLOSED, q.offer(after, false));
         assertEquals(0, after.refCnt());
     }
 
@@ -105,7 +123,7 @@ class FrameQueueTest {
         IllegalStateException cause = new IllegalStateException("closed");
         q.abort(cause);
         ByteBuf after = frame(1);
-        assertEquals(FrameQueue.Offer.CLOSED, q.offer(after));
+        assertEquals(FrameQueue.Offer.CLOSED, q.offer(after, false));
         assertEquals(0, after.refCnt());
         StepVerifier.create(Flux.from(q.frames())).expectErrorSatisfies(e -> assertEquals(cause, e)).verify(TIMEOUT);
     }
