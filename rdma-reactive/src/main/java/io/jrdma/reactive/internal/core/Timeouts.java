@@ -129,9 +129,7 @@ final class Timeouts {
         }
         if (expired != null) expired.forEach(this::timedOut);
         List<Op> due = postedDue(now);
-        if (due != null) {
-            due.forEach(this::timedOut);
-        }
+        if (due != null) due.forEach(this::timedOut);
         for (int slot = 0; slot < queue.inFlight.length(); slot++) {
             Op op = queue.inFlight.get(slot);
             if (op == null || op.isTerminated()) continue;
@@ -153,6 +151,7 @@ final class Timeouts {
      * loop has not answered for yet, and asks it for a pass.
      */
     private synchronized @Nullable List<Op> postedDue(long now) {
+        LoopProgress loop = this.loop;
         long passes = loop == null ? 0 : loop.drainedPasses().getAsLong();
         boolean passedSinceMark = markTime != NO_MARK && passes - markPasses >= 2;
         List<Op> due = null;
@@ -167,7 +166,7 @@ final class Timeouts {
                 unjudged = true;
             }
         }
-        if (!unjudged) {
+        if (!unjudged || loop == null) {
             markTime = NO_MARK;
             holdLogged = false;
             return due;
