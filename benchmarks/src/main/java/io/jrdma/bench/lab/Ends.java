@@ -1,5 +1,9 @@
 package io.jrdma.bench.lab;
 
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.time.Duration;
 import java.util.Map;
 
@@ -84,6 +88,25 @@ final class Ends {
     }
 
     /** Fails a run whose deadline passed, saying how far it got. */
+    /** libc's abs, linked as a plain downcall: its return passes a thread-state transition. */
+    private static final MethodHandle ABS = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("abs").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+
+    /**
+     * What a BUSY spin does every 1,024 empty polls: {@link #checkDeadline}, and one plain downcall,
+     * whose return checks for a safepoint. rdma-ffm links poll_cq as a critical downcall (no
+     * thread-state change), and the C2 bench server's spin around it reached no safepoint under
+     * multi-threaded TCG: a GC waited on it for ever, and the JVM hung (lab/README, "Pitfalls").
+     */
+    static void spinCheck(long deadline, long done, long ops) throws java.util.concurrent.TimeoutException {
+        checkDeadline(deadline, done, ops);
+        try {
+            int unused = (int) ABS.invokeExact(0);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
     static void checkDeadline(long deadline, long done, long ops) throws java.util.concurrent.TimeoutException {
         if (System.nanoTime() - deadline > 0) {
             throw new java.util.concurrent.TimeoutException("the row's time limit passed after " + done + " of " + ops + " operations");

@@ -138,7 +138,7 @@ final class FfmClient extends FfmEnd implements ClientEnd {
                     for (int k = 0; k < n; k++) check(k);
                     completed = n > 0;
                 }
-                if ((spins & 0x3ff) == 0) Ends.checkDeadline(deadline, i, ops);
+                if ((spins & 0x3ff) == 0) Ends.spinCheck(deadline, i, ops);
             }
             latencies.record(System.nanoTime() - start);
         }

@@ -139,7 +139,7 @@ abstract class FfmEnd implements AutoCloseable {
             for (int spins = 0; ; spins++) {
                 n = cq.poll(wcs);
                 if (n > 0 || stopping) return n;
-                if ((spins & 0x3ff) == 0) Ends.checkDeadline(deadline, done, ops);
+                if ((spins & 0x3ff) == 0) Ends.spinCheck(deadline, done, ops);
             }
         }
         while (true) {

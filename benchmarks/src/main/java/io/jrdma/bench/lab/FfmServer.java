@@ -123,10 +123,17 @@ final class FfmServer extends FfmEnd implements ServerEnd {
         long sent = 0;
         while (!stopping) {
             expected++;
-            while (lastByteOf(0) != expected) {
+            for (int spins = 1; lastByteOf(0) != expected; spins++) {
                 int n = cq.poll(wcs);
                 for (int k = 0; k < n; k++) check(k);
                 if (stopping) return;
+                if ((spins & 0x3ff) == 0) {
+                    try {
+                        Ends.spinCheck(Long.MAX_VALUE, 0, 0);
+                    } catch (TimeoutException impossible) {
+                        throw new IllegalStateException(impossible);
+                    }
+                }
             }
             setLastByteOf(1, expected);
             post(SendOpcode.RDMA_WRITE, sent++, 1, 0, true);
