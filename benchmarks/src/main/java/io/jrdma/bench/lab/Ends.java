@@ -87,7 +87,6 @@ final class Ends {
         };
     }
 
-    /** Fails a run whose deadline passed, saying how far it got. */
     /** libc's abs, linked as a plain downcall: its return passes a thread-state transition. */
     private static final MethodHandle ABS = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("abs").orElseThrow(), FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
@@ -107,6 +106,7 @@ final class Ends {
         }
     }
 
+    /** Fails a run whose deadline passed, saying how far it got. */
     static void checkDeadline(long deadline, long done, long ops) throws java.util.concurrent.TimeoutException {
         if (System.nanoTime() - deadline > 0) {
             throw new java.util.concurrent.TimeoutException("the row's time limit passed after " + done + " of " + ops + " operations");
