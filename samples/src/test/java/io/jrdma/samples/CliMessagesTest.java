@@ -10,6 +10,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.jrdma.ffm.MemoryLockLimitException;
 import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.OperationTimeoutException;
+import io.jrdma.reactive.RdmaOperationException;
+import io.jrdma.reactive.WorkCompletion;
+import io.jrdma.ffm.WcOpcode;
+import io.jrdma.ffm.WcStatus;
 import io.jrdma.ffm.SendOpcode;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -161,5 +165,27 @@ class CliMessagesTest {
                 + " a client that is not jrdma needs a server started with --c-peer", Rdma.CliTerms.cliTerms("rejected a connection from"
                 + " 10.77.0.1:5 on 10.77.0.2:7471: not a jrdma client: bad magic in its connect request; a client that is not jrdma needs"
                 + " a server with acceptRaw"));
+    }
+
+    /**
+     * A served client that goes is a disconnect, whatever failed on the way: its connection's
+     * close, or an operation that failed while one side closed it, flushed or refused by the
+     * dying peer (REM_OP_ERR: CliKilledClientTest's killed client, CI 2026-11-28). An operation
+     * that failed with no orderly close behind it is an error.
+     */
+    @Test
+    void aClientThatWentIsADisconnectWhateverOperationFailedOnTheWay() {
+        ConnectionException.Closed byThePeer = new ConnectionException.Closed("the peer disconnected", true);
+        ConnectionException.Closed failed = new ConnectionException.Closed("the QP went to error", false);
+        assertTrue(Session.clientWent(byThePeer));
+        assertTrue(Session.clientWent(RdmaOperationException.of(failedWith(WcStatus.IBV_WC_REM_OP_ERR), WcOpcode.SEND, byThePeer)));
+        assertTrue(Session.clientWent(RdmaOperationException.of(failedWith(WcStatus.IBV_WC_WR_FLUSH_ERR), WcOpcode.SEND, byThePeer)));
+        assertFalse(Session.clientWent(RdmaOperationException.of(failedWith(WcStatus.IBV_WC_WR_FLUSH_ERR), WcOpcode.SEND, failed)));
+        assertFalse(Session.clientWent(RdmaOperationException.of(failedWith(WcStatus.IBV_WC_REM_OP_ERR), WcOpcode.SEND, null)));
+        assertFalse(Session.clientWent(OperationTimeoutException.of(SendOpcode.SEND, true, false, Duration.ofSeconds(30), "rdma_cm a -> b")));
+    }
+
+    private static WorkCompletion failedWith(WcStatus status) {
+        return new WorkCompletion(7, status, WcOpcode.UNKNOWN, 0, false, 0, 0x11, 0);
     }
 }
