@@ -13,7 +13,6 @@ import io.jrdma.reactive.ConnectionException;
 import io.jrdma.reactive.PollingMode;
 import io.jrdma.reactive.RdmaOperationException;
 import io.jrdma.reactive.WorkCompletion;
-import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.internal.loop.CqLease;
 import io.jrdma.reactive.internal.loop.DeviceDomain;
 import io.jrdma.reactive.internal.loop.Loop;
@@ -30,7 +29,6 @@ import java.lang.foreign.Arena;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
@@ -47,9 +45,10 @@ import reactor.util.Loggers;
  * Everything one RC connection is, below its public face, and the one close sequence. Its parts:
  * the send queue (credits, timeouts: {@link SendQueue}) and the QP's send side it posts through
  * ({@link SendPoster}); the receive side ({@link ReceivePath}: its own receive queue, or a
- * listener's SRQ); remote errors held for the peer's departure ({@link HeldErrors}); the inbox,
- * the completion stream and memory. The loop hands it its completions; setup paths create it
- * ({@link ConnectionBuilder}) and give it a {@link Teardown} for what they own.
+ * listener's SRQ); remote errors held for the peer's departure ({@link HeldErrors}); the messages
+ * delivered and the memory they point into ({@link Deliveries}); the completion stream. The loop
+ * hands it its completions; setup paths create it ({@link ConnectionBuilder}) and give it a
+ * {@link Teardown} for what they own.
  *
  * <p>wr_id of its work requests: bit 63 set for receives, bits 32-61 the connection's tag (a
  * completion of a destroyed QP whose number was reused is recognised and dropped), bits 0-31 the
@@ -66,7 +65,6 @@ public final class ConnectionCore implements Loop.Member {
     private static final int TAG_MASK = (1 << 30) - 1;
     private static final AtomicInteger TAGS = new AtomicInteger();
 
-    private final MemoryInternals memory = MemoryInternals.get();
     private final long tag;
     private final String description;
     private final Endpoints endpoints;
@@ -83,12 +81,7 @@ public final class ConnectionCore implements Loop.Member {
     private final ReceivePath receives;
     /** Receiver credits, where the setup path speaks jrdma's protocol; null for raw and C-peer connections. */
     private final @Nullable CreditLink credits;
-    private final Inbox<ReceivedMessage> inbox = new Inbox<>(ReceivedMessage::release);
-    private volatile boolean discardUnread;      // close() was called: unread messages go back at destroy
-    private final AtomicInteger messagesHeld = new AtomicInteger();  // delivered, not yet released
-    private final Runnable messageReleased = this::messageReleased;  // one per connection: no allocation per message
-    private volatile boolean exposedLingers;     // destroyed while messages were held: they may point into it
-    private final AtomicBoolean exposedReleased = new AtomicBoolean();
+    private final Deliveries deliveries;
     private final CompletionStream completions;
     private final Observer observer;             // Observer.NONE unless metrics or wiretap
     /** Whether the observer is not {@link Observer#NONE}: tested before calling it on the hot paths (see {@link SendPoster}). */
@@ -98,7 +91,6 @@ public final class ConnectionCore implements Loop.Member {
     private final Sinks.Empty<Void> closed = Sinks.empty();
     private final List<Runnable> onDestroyed = new ArrayList<>();  // guarded by this
 
-    private final RegisteredBuffer exposed;      // own or shared (retained), or null
     private volatile RemoteBuffer remote;
     private volatile byte[] peerPrivateData = new byte[0];
     // sends and WRITEs read it, READs and atomics write into it: local access only (DeviceDomain.pool)
@@ -115,7 +107,7 @@ public final class ConnectionCore implements Loop.Member {
         this.qp = qp;
         this.qpNumber = qp.qpNumber();
         this.teardown = b.teardown;
-        this.exposed = exposed;
+        this.deliveries = new Deliveries(exposed, description);
         this.copyPool = new LazyPool(() -> domain.pool(config.bufferSize(), config.bufferCount(), EnumSet.of(Access.LOCAL_WRITE)), close::isClosing);
         // where the work requests live: freed once the connection and its WRs are unreachable
         Arena wrMemory = Arena.ofAuto();
@@ -285,8 +277,8 @@ public final class ConnectionCore implements Loop.Member {
         return peerPrivateData.clone();
     }
 
-    public RegisteredBuffer exposed() {
-        return exposed;
+    public @Nullable RegisteredBuffer exposed() {
+        return deliveries.exposed();
     }
 
     public boolean sharesReceiveQueue() {
@@ -321,7 +313,7 @@ public final class ConnectionCore implements Loop.Member {
 
     /** Messages that arrived and nobody received yet (after a peer's close, until received or close()). */
     public int unreadMessages() {
-        return inbox.queued();
+        return deliveries.unread();
     }
 
     public Mono<Void> onClose() {
@@ -344,12 +336,12 @@ public final class ConnectionCore implements Loop.Member {
     }
 
     public Mono<ReceivedMessage> receive() {
-        return inbox.receive();
+        return deliveries.receive();
     }
 
     /** The inbox as a stream ({@link Receives}): completes on a closure {@code endsOrderly} accepts; {@code onReceived} may be null. */
     public Flux<ReceivedMessage> receives(Predicate<? super Throwable> endsOrderly, @Nullable Consumer<? super ReceivedMessage> onReceived) {
-        return new Receives<>(inbox, endsOrderly, onReceived);
+        return deliveries.receives(endsOrderly, onReceived);
     }
 
     public Flux<WorkCompletion> completions() {
@@ -421,10 +413,9 @@ public final class ConnectionCore implements Loop.Member {
         else deliver(buffer, byteLength, hasImmediate, immediate);
     }
 
-    /** Hands a message to the inbox (the application): loop thread. */
+    /** Hands a message to the application: loop thread. */
     void deliver(RegisteredBuffer buffer, int byteLength, boolean hasImmediate, int immediate) {
-        messagesHeld.incrementAndGet();
-        inbox.deliver(memory.message(buffer, byteLength, hasImmediate, immediate, messageReleased));
+        deliveries.deliver(buffer, byteLength, hasImmediate, immediate);
     }
 
     /**
@@ -475,9 +466,9 @@ public final class ConnectionCore implements Loop.Member {
      */
     public Mono<Void> close() {
         return Mono.defer(() -> {
-            discardUnread = true;
+            deliveries.discardUnread();
             beginClose(new ConnectionException.Closed(description + " closed locally"), true);
-            if (close.isDestroyed()) inbox.takeUnread().forEach(ReceivedMessage::release);  // else destroy() releases them
+            if (close.isDestroyed()) deliveries.releaseUnread();  // else destroy() releases them
             return closed.asMono();
         });
     }
@@ -544,18 +535,12 @@ public final class ConnectionCore implements Loop.Member {
         sendQueue.failInFlight(error);
         receives.releaseStillPosted();
         if (credits != null) credits.destroyed();
-        // every completion of the QP was taken: receivers now find the messages that arrived, then the closure
-        inbox.close(this::closedError);
-        // a peer's close leaves its last messages readable until received or close(); a local close discards them
-        if (discardUnread) inbox.takeUnread().forEach(ReceivedMessage::release);
+        deliveries.destroyed(this::closedError);  // the messages that arrived, then the closure
         completions.complete();
         BufferPool copies = copyPool.created();
         if (copies != null) quietly("closing the copy pool", copies::close);
         quietly("closing the receive memory", receives::closeMemory);
-        // a WRITE_WITH_IMM's notification points into the exposed region: it outlives the QP
-        // while any message is held (in the inbox or by the application)
-        exposedLingers = true;
-        if (messagesHeld.get() == 0) releaseExposed();
+        deliveries.releaseExposedOnceUnheld();
         quietly("releasing the setup resources", teardown::release);
         List<Runnable> callbacks;
         synchronized (this) {
@@ -565,14 +550,6 @@ public final class ConnectionCore implements Loop.Member {
         callbacks.forEach(c -> quietly("a close callback", c));
         if (LOG.isDebugEnabled()) LOG.debug(this + " destroyed");
         closed.tryEmitEmpty();
-    }
-
-    private void messageReleased() {
-        if (messagesHeld.decrementAndGet() == 0 && exposedLingers) releaseExposed();
-    }
-
-    private void releaseExposed() {
-        if (exposed != null && exposedReleased.compareAndSet(false, true)) quietly("releasing the exposed region", exposed::release);
     }
 
     private void quietly(String what, Runnable action) {
