@@ -11,7 +11,6 @@ import io.jrdma.reactive.Transport;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -26,7 +25,6 @@ import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -231,20 +229,20 @@ public final class ScaleBench {
             // the JIT (C1 in the lab) is still compiling through the first second of traffic
             stream("warm-up WRITE", clients, write, warmup);
             stream("warm-up SEND", clients, send, warmup);
-            Map<String, Long> c0 = Rdma.counters();
+            Map<String, Long> c0 = ProcessProbe.Rdma.counters();
             Rates writes = stream("WRITE", clients, write, seconds);
             row.put("write_ops_s", Math.round(writes.total()));
             row.put("write_spread", writes.spread());
-            Map<String, Long> c1 = Rdma.counters();
+            Map<String, Long> c1 = ProcessProbe.Rdma.counters();
             Rates sends = stream("SEND", clients, send, seconds);
             row.put("send_ops_s", Math.round(sends.total()));
             row.put("send_spread", sends.spread());
-            Map<String, Long> c2 = Rdma.counters();
+            Map<String, Long> c2 = ProcessProbe.Rdma.counters();
             // rxe's device-wide counters: nothing but this JVM uses the lab's devices while it runs
-            row.put("write_rnr_naks", Rdma.delta(c0, c1, "rcvd_rnr_err"));
-            row.put("write_retransmits", Rdma.delta(c0, c1, "completer_retry_err"));
-            row.put("send_rnr_naks", Rdma.delta(c1, c2, "rcvd_rnr_err"));
-            row.put("send_retransmits", Rdma.delta(c1, c2, "completer_retry_err"));
+            row.put("write_rnr_naks", ProcessProbe.Rdma.delta(c0, c1, "rcvd_rnr_err"));
+            row.put("write_retransmits", ProcessProbe.Rdma.delta(c0, c1, "completer_retry_err"));
+            row.put("send_rnr_naks", ProcessProbe.Rdma.delta(c1, c2, "rcvd_rnr_err"));
+            row.put("send_retransmits", ProcessProbe.Rdma.delta(c1, c2, "completer_retry_err"));
             sources.values().forEach(RegisteredBuffer::release);  // else its pool, and its registration, outlive close
             Object ib = row.get("ib_write_bw_msg_s");
             if (ib instanceof Long ibRate && ibRate > 0) {
@@ -254,20 +252,25 @@ public final class ScaleBench {
 
         // idle: every connection up, nothing posted, pollers back to sleep after the last burst
         sleep(1);
-        Memory connected = Memory.sample();
-        row.put("threads", connected.threads);
+        ProcessProbe.Memory connected = ProcessProbe.Memory.sample();
+        row.put("threads", connected.threads());
         row.put("peak_threads", ManagementFactory.getThreadMXBean().getPeakThreadCount());
-        row.put("open_fds", connected.openFds);
-        row.put("fd_limit", openFileLimit());
-        row.put("rss_mib", mib(connected.rssBytes));
-        row.put("vmpin_kib", kib(connected.pinnedBytes));
-        row.put("reg_kib", kib(connected.registeredBytes));
-        threadCpuNanos();  // loads what the measurement runs, before it counts
-        awaitJitQuiet();
-        double idleMsPerSecond = idleCpuMillisPerSecond();
+        row.put("open_fds", connected.openFds());
+        row.put("fd_limit", ProcessProbe.openFileLimit());
+        row.put("rss_mib", mib(connected.rssBytes()));
+        row.put("vmpin_kib", kib(connected.pinnedBytes()));
+        row.put("reg_kib", kib(connected.registeredBytes()));
+        ProcessProbe.threadCpuNanos();  // loads what the measurement runs, before it counts
+        long settling = System.nanoTime();
+        if (!ProcessProbe.awaitJitQuiet(Duration.ofSeconds(30))) notes.add("the JIT was still compiling 30 s after the traffic: idle CPU includes it");
+        row.put("jit_settle_s", seconds(settling));
+        ProcessProbe.IdleCpu idle = ProcessProbe.idleCpu(idleSeconds);
+        if (idle.note() != null) notes.add(idle.note());
+        row.put("idle_cpu_by_thread", idle.byThread());
+        double idleMsPerSecond = idle.msPerSecond();
         row.put("idle_cpu_ms_s", String.format(Locale.ROOT, "%.1f", idleMsPerSecond));
         System.out.printf(Locale.ROOT, "ScaleBench N=%d: %d threads, %d fds (limit %s), RSS %s MiB, registered %s KiB (VmPin %s KiB), idle CPU %.1f ms/s (ms/s by thread: %s)%n",
-                n, connected.threads, connected.openFds, row.get("fd_limit"), row.get("rss_mib"), row.get("reg_kib"), row.get("vmpin_kib"),
+                n, connected.threads(), connected.openFds(), row.get("fd_limit"), row.get("rss_mib"), row.get("reg_kib"), row.get("vmpin_kib"),
                 idleMsPerSecond, row.get("idle_cpu_by_thread"));
 
         closeAll(clients, List.copyOf(accepted));
@@ -279,14 +282,14 @@ public final class ScaleBench {
             notes.add("server dispose did not finish: " + e.getMessage());
         }
         sleep(1);
-        Memory after = Memory.sample();
-        row.put("rss_after_mib", mib(after.rssBytes));
-        row.put("reg_after_kib", kib(after.registeredBytes));
-        row.put("vmpin_after_kib", kib(after.pinnedBytes));
-        row.put("threads_after", after.threads);
-        row.put("open_fds_after", after.openFds);
+        ProcessProbe.Memory after = ProcessProbe.Memory.sample();
+        row.put("rss_after_mib", mib(after.rssBytes()));
+        row.put("reg_after_kib", kib(after.registeredBytes()));
+        row.put("vmpin_after_kib", kib(after.pinnedBytes()));
+        row.put("threads_after", after.threads());
+        row.put("open_fds_after", after.openFds());
         System.out.printf(Locale.ROOT, "ScaleBench N=%d: after close %d threads, %d fds, RSS %s MiB, registered %s KiB (VmPin %s KiB); server received %d messages%n",
-                n, after.threads, after.openFds, row.get("rss_after_mib"), row.get("reg_after_kib"), row.get("vmpin_after_kib"), received.sum());
+                n, after.threads(), after.openFds(), row.get("rss_after_mib"), row.get("reg_after_kib"), row.get("vmpin_after_kib"), received.sum());
     }
 
     /** All N connects subscribed at once; returns those that were established, counting the rest by cause. */
@@ -417,195 +420,6 @@ public final class ScaleBench {
         }).doOnSuccess(v -> unfinished.decrementAndGet());
     }
 
-    /**
-     * Process CPU while idle, per second of wall time. Summed over /proc/self/task/TID/schedstat
-     * (nanoseconds on CPU, every thread including the JVM's own): the JDK's process CPU time comes
-     * from times(2) in 10 ms ticks, too coarse for a few ms per second. A thread that exits
-     * within the window takes its time with it; an idle process has none that do work. The
-     * measuring thread is left out (reading a /proc file per thread is the bench's cost, not the
-     * library's). Also records which threads (by name, numbers stripped) spent it.
-     */
-    private double idleCpuMillisPerSecond() {
-        Map<String, Long> before = threadCpuNanos();
-        long t0 = System.nanoTime();
-        sleep(idleSeconds);
-        Map<String, Long> after = threadCpuNanos();
-        double wall = (System.nanoTime() - t0) / 1e9;
-        if (before.isEmpty() || after.isEmpty()) {
-            notes.add("idle CPU from times(2) in clock ticks: no /proc/self/task/*/schedstat");
-            Duration cpu0 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
-            sleep(idleSeconds);
-            Duration cpu1 = ProcessHandle.current().info().totalCpuDuration().orElse(Duration.ZERO);
-            return cpu1.minus(cpu0).toNanos() / 1e6 / idleSeconds;
-        }
-        long spent = 0;
-        Map<String, Long> byName = new LinkedHashMap<>();
-        for (var e : after.entrySet()) {
-            long d = e.getValue() - before.getOrDefault(e.getKey(), 0L);
-            spent += d;
-            byName.merge(threadName(e.getKey()), d, Long::sum);
-        }
-        row.put("idle_cpu_by_thread", byName.entrySet().stream()
-                .sorted(Map.Entry.<String, Long>comparingByValue().reversed()).limit(4)
-                .map(e -> String.format(Locale.ROOT, "%s %.1f", e.getKey(), e.getValue() / 1e6 / wall))
-                .collect(java.util.stream.Collectors.joining("; ")));
-        return spent / 1e6 / wall;
-    }
-
-    /**
-     * Under emulation C1 is still compiling seconds after the traffic stopped (it took 100-150
-     * ms/s of an "idle" N=64 process in the lab), and one compile can outlast a second, so the
-     * JIT's own compilation-time counter may stand still while it works: waits until the compiler
-     * threads used under 1 ms of CPU in a second, at most 30 s, so the idle window measures
-     * connections, not the compile queue.
-     */
-    private void awaitJitQuiet() {
-        long t0 = System.nanoTime(), deadline = t0 + Duration.ofSeconds(30).toNanos();
-        long last = compilerCpuNanos();
-        do {
-            sleep(1);
-            long now = compilerCpuNanos();
-            if (now - last < 1_000_000) {
-                row.put("jit_settle_s", seconds(t0));
-                return;
-            }
-            last = now;
-        } while (System.nanoTime() < deadline);
-        notes.add("the JIT was still compiling 30 s after the traffic: idle CPU includes it");
-        row.put("jit_settle_s", seconds(t0));
-    }
-
-    private static long compilerCpuNanos() {
-        long sum = 0;
-        for (var e : threadCpuNanos().entrySet()) if (threadName(e.getKey()).contains("CompilerThre")) sum += e.getValue();
-        return sum;
-    }
-
-    private static Map<String, Long> threadCpuNanos() {
-        Map<String, Long> cpu = new LinkedHashMap<>();
-        try (var tasks = Files.newDirectoryStream(Path.of("/proc/self/task"))) {
-            String me = Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString();
-            for (Path task : tasks) {
-                if (task.getFileName().toString().equals(me)) continue;
-                try {
-                    cpu.put(task.getFileName().toString(), Long.parseLong(Files.readString(task.resolve("schedstat")).trim().split("\\s+")[0]));
-                } catch (IOException | RuntimeException gone) {
-                    // the thread exited between listing and reading
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return Map.of();
-        }
-        return cpu;
-    }
-
-    /** The kernel's name of a thread (Java's, cut to 15 characters), numbers dropped so that pollers add up. */
-    private static String threadName(String tid) {
-        try {
-            return Files.readString(Path.of("/proc/self/task", tid, "comm")).trim().replaceAll("[-#]?\\d+$", "").replaceAll("-\\d*$", "");
-        } catch (IOException | RuntimeException gone) {
-            return "exited";
-        }
-    }
-
-    /**
-     * What the process holds: RSS and VmPin (pages rxe pinned for memory regions) from
-     * /proc/self/status after a full GC, so garbage does not count as cost; the bytes registered,
-     * from {@code rdma resource show mr}; and open file descriptors, since every connection holds
-     * several (event channels, eventfds) and N=512 ran out of them in the lab.
-     */
-    private record Memory(int threads, int openFds, long rssBytes, long pinnedBytes, long registeredBytes) {
-        static Memory sample() {
-            System.gc();
-            Map<String, Long> status = procStatus();
-            return new Memory(ManagementFactory.getThreadMXBean().getThreadCount(), countOpenFds(), status.getOrDefault("VmRSS", -1L),
-                    status.getOrDefault("VmPin", -1L), Rdma.memoryRegionBytes());
-        }
-
-        private static int countOpenFds() {
-            try (var fds = Files.list(Path.of("/proc/self/fd"))) {
-                return (int) fds.count();
-            } catch (IOException | RuntimeException e) {
-                return -1;
-            }
-        }
-
-        private static Map<String, Long> procStatus() {
-            Map<String, Long> kb = new LinkedHashMap<>();
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                    String[] f = line.split("\\s+");
-                    if (f.length == 3 && f[2].equals("kB")) kb.put(f[0].replace(":", ""), Long.parseLong(f[1]) * 1024);
-                }
-            } catch (IOException | NumberFormatException e) {
-                System.out.println("ScaleBench: /proc/self/status unreadable: " + e);
-            }
-            return kb;
-        }
-    }
-
-    /** The rdma tool (iproute2), which the lab has; a host without it gets empty columns. */
-    private static final class Rdma {
-        /**
-         * The sum of mrlen over every MR on the machine. Not filtered by pid: the kernel lists an
-         * MR under the thread that registered it (task_pid_vnr), here short-lived connect threads;
-         * in the lab nothing but this JVM registers memory while it runs.
-         */
-        static long memoryRegionBytes() {
-            String out = run("resource", "show", "mr");
-            if (out == null) return -1;
-            long total = 0;
-            for (String line : out.split("\n")) {
-                String[] f = line.trim().split("\\s+");
-                for (int i = 0; i + 1 < f.length; i++) if (f[i].equals("mrlen")) total += Long.parseLong(f[i + 1]);
-            }
-            return total;
-        }
-
-        /** rxe's counters (rcvd_rnr_err, completer_retry_err, ...), summed over both devices. */
-        static Map<String, Long> counters() {
-            Map<String, Long> sum = new LinkedHashMap<>();
-            String out = run("statistic", "show");
-            if (out == null) return sum;
-            for (String line : out.split("\n")) {
-                String[] f = line.trim().split("\\s+");
-                if (f.length < 2 || !f[0].equals("link")) continue;
-                for (int i = 2; i + 1 < f.length; i += 2) {
-                    try {
-                        sum.merge(f[i], Long.parseLong(f[i + 1]), Long::sum);
-                    } catch (NumberFormatException notACounter) {
-                        i--;  // a flag without a value: realign on the next name
-                    }
-                }
-            }
-            return sum;
-        }
-
-        static String delta(Map<String, Long> from, Map<String, Long> to, String counter) {
-            Long a = from.get(counter), b = to.get(counter);
-            return a == null || b == null ? "" : Long.toString(b - a);
-        }
-
-        private static String run(String... args) {
-            List<String> command = new ArrayList<>(List.of("rdma"));
-            command.addAll(List.of(args));
-            try {
-                Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-                byte[] out = p.getInputStream().readAllBytes();
-                if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0) {
-                    p.destroyForcibly();
-                    return null;
-                }
-                return new String(out, StandardCharsets.UTF_8);
-            } catch (IOException e) {
-                return null;
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return null;
-            }
-        }
-    }
-
     private void appendCsv(Path csv) throws IOException {
         row.put("notes", String.join("; ", List.copyOf(notes)).replace(',', ' ').replace('\n', ' '));
         Files.createDirectories(csv.toAbsolutePath().getParent());
@@ -620,7 +434,6 @@ public final class ScaleBench {
         Files.writeString(csv, line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
     }
 
-    /** The soft limit on open files ("Max open files" in /proc/self/limits), as the JVM raised it. */
     /**
      * ib_write_bw's message rate from its client log (with --report_gbits): the line after
      * "#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] MsgRate[Mpps]".
@@ -634,17 +447,6 @@ public final class ScaleBench {
             return Double.parseDouble(f[4]) * 1e6;
         }
         throw new IllegalArgumentException(clientLog + " has no ib_write_bw result line");
-    }
-
-    private static String openFileLimit() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/limits"))) {
-                if (line.startsWith("Max open files")) return line.substring("Max open files".length()).trim().split("\\s+")[0];
-            }
-        } catch (IOException e) {
-            // the column stays empty
-        }
-        return "";
     }
 
     private static String mib(long bytes) {
