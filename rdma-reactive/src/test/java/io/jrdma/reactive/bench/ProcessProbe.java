@@ -79,7 +79,7 @@ final class ProcessProbe {
         return false;
     }
 
-    private static void sleep(double seconds) {
+    static void sleep(double seconds) {
         try {
             Thread.sleep((long) (seconds * 1000));
         } catch (InterruptedException e) {

@@ -462,11 +462,6 @@ public final class ScaleBench {
     }
 
     private static void sleep(double seconds) {
-        try {
-            Thread.sleep((long) (seconds * 1000));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted", e);
-        }
+        ProcessProbe.sleep(seconds);
     }
 }
