@@ -220,6 +220,7 @@ public final class ScaleBench {
             notes.add("server accepted " + accepted.size() + " connections, clients hold " + clients.size());
         }
 
+        long idleFrom = System.nanoTime();
         if (!clients.isEmpty()) {
             Map<RdmaConnection, RegisteredBuffer> sources = new LinkedHashMap<>();
             for (RdmaConnection c : clients) sources.put(c, c.buffers().tryAcquire());
@@ -238,6 +239,9 @@ public final class ScaleBench {
             row.put("send_ops_s", Math.round(sends.total()));
             row.put("send_spread", sends.spread());
             Map<String, Long> c2 = ProcessProbe.Rdma.counters();
+            // idle means idle once every operation-timeout sweep the traffic armed has fired (one per
+            // connection with operations posted, due an operation timeout after it posted)
+            idleFrom = System.nanoTime() + clients.getFirst().config().operationTimeout().plusSeconds(1).toNanos();
             // rxe's device-wide counters: nothing but this JVM uses the lab's devices while it runs
             row.put("write_rnr_naks", ProcessProbe.Rdma.delta(c0, c1, "rcvd_rnr_err"));
             row.put("write_retransmits", ProcessProbe.Rdma.delta(c0, c1, "completer_retry_err"));
@@ -264,6 +268,7 @@ public final class ScaleBench {
         long settling = System.nanoTime();
         if (!ProcessProbe.awaitJitQuiet(Duration.ofSeconds(30))) notes.add("the JIT was still compiling 30 s after the traffic: idle CPU includes it");
         row.put("jit_settle_s", seconds(settling));
+        if (idleFrom - System.nanoTime() > 0) sleep((idleFrom - System.nanoTime()) / 1e9);
         ProcessProbe.IdleCpu idle = ProcessProbe.idleCpu(idleSeconds);
         if (idle.note() != null) notes.add(idle.note());
         row.put("idle_cpu_by_thread", idle.byThread());
