@@ -178,8 +178,8 @@ class LinkFaultTest {
         Transport transport = Transport.TCP;
         try (LabPeers p = pair(transport)) {
             Stream writes = Stream.of(p.client);
+            long gsiPsnAtDown = LabNetwork.linkDown(NETDEV_A, DEV_A);  // may first wait for rdma_cm to be quiet
             long down = System.nanoTime();
-            long gsiPsnAtDown = LabNetwork.linkDown(NETDEV_A, DEV_A);
             Throwable e = writes.ended.block(WAIT);
             long reported = writes.millisSince(down);
             // rxe fails the WR it cannot transmit (3 runs of 3 over TCP); should it keep it instead, the operation timeout ends it
