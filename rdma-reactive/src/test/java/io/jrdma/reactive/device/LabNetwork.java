@@ -143,9 +143,9 @@ public final class LabNetwork {
      * lab, 2026-11-28: REQ out, REP in, no RTU; the QP shows RTS.) An established connection shows
      * as CONNECT as a handshake does, and may close at any moment: only a listener is safe.
      *
-     * @return what {@link #gsiSendPsn} says of {@code device} as the link went down
+     * @return when the link went down, and what {@link #gsiSendPsn} said of {@code device} then
      */
-    static long linkDown(String netdev, String device) {
+    static LinkDown linkDown(String netdev, String device) {
         long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
         String ids;
         while (!(ids = run("rdma", "resource", "show", "cm_id")).lines().allMatch(l -> l.contains(" state LISTEN "))) {
@@ -156,9 +156,13 @@ public final class LabNetwork {
             LockSupport.parkNanos(Duration.ofMillis(100).toNanos());
         }
         long psn = gsiSendPsn(device);
+        long at = System.nanoTime();
         run("ip", "link", "set", netdev, "down");
-        return psn;
+        return new LinkDown(at, psn);
     }
+
+    /** A link taken down: {@code nanoTime} just before, and its device's GSI send PSN ({@link #gsiSendPsn}) then. */
+    record LinkDown(long nanoTime, long gsiSendPsn) {}
 
     /** The send PSN of {@code device}'s GSI QP (QP 1): it counts the MADs the device was asked to send, transmitted or not. */
     static long gsiSendPsn(String device) {

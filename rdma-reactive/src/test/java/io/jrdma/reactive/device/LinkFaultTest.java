@@ -178,8 +178,8 @@ class LinkFaultTest {
         Transport transport = Transport.TCP;
         try (LabPeers p = pair(transport)) {
             Stream writes = Stream.of(p.client);
-            long gsiPsnAtDown = LabNetwork.linkDown(NETDEV_A, DEV_A);  // may first wait for rdma_cm to be quiet
-            long down = System.nanoTime();
+            LabNetwork.LinkDown fall = LabNetwork.linkDown(NETDEV_A, DEV_A);  // may first wait for rdma_cm to be quiet
+            long down = fall.nanoTime();
             Throwable e = writes.ended.block(WAIT);
             long reported = writes.millisSince(down);
             // rxe fails the WR it cannot transmit (3 runs of 3 over TCP); should it keep it instead, the operation timeout ends it
@@ -202,12 +202,12 @@ class LinkFaultTest {
                 // an operation timeout does not close the connection (rxe retries the WRITE for ever,
                 // as in the case above): closing it flushes what is in flight, and gives back its credits
                 // (waiting for onClose() here hung until the verifier's timeout, CI 2026-11-25)
-                madsWhileDown = linkBackUp(gsiPsnAtDown);
+                madsWhileDown = linkBackUp(fall.gsiSendPsn());
                 p.client.disposeNow(WAIT);
                 assertEquals(p.client.config().sendQueueDepth(), p.client.availableSendCredits());
             } else {
                 StepVerifier.create(p.client.onDispose()).expectComplete().verify(WAIT);  // the QP error closed it
-                madsWhileDown = linkBackUp(gsiPsnAtDown);
+                madsWhileDown = linkBackUp(fall.gsiSendPsn());
             }
             System.out.printf("MADs %s was asked to send while its link was down: %d%n", DEV_A, madsWhileDown);
             assertNewConnectionWorks(transport);
