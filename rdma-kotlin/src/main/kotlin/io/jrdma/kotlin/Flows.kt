@@ -59,6 +59,14 @@ public suspend fun RdmaConnection.awaitSend(messages: Flow<ScatterGatherElement>
     send(messages.asPublisher()).awaitFirstOrNull()
 }
 
+/**
+ * [awaitSend] of gather lists: each list's slices go as one SEND, in order, without copying
+ * ([RdmaConnection.sendGather]); a list of several slices must fit the peer's receive buffers.
+ */
+public suspend fun RdmaConnection.awaitSendGather(messages: Flow<List<ScatterGatherElement>>) {
+    sendGather(messages.asPublisher()).awaitFirstOrNull()
+}
+
 // ------------------------------------------------------------------------------ the names before the rule
 
 @Deprecated(RENAMED, ReplaceWith("awaitSendByteArray(messages)", "io.jrdma.kotlin.awaitSendByteArray"), DeprecationLevel.WARNING)

@@ -217,6 +217,34 @@ public final class RdmaConnection implements RdmaDisposable {
     }
 
     /**
+     * {@link #send(Publisher)} of messages that are each a gather list: the slices of one element
+     * go as one SEND, in order, into one receive of the peer, so a message of parts in different
+     * memory (a header copied into a pool buffer, a body received on another connection) is sent
+     * without copying the parts. Each slice's buffer reference passes to the stream, released once
+     * the SEND completed, as in {@code send(Publisher)}; credits, order and cancellation are the same.
+     * An element of one slice goes by rendezvous when larger than {@link #eagerLimit()}, as in
+     * {@code send(Publisher)}; one of several slices must fit the peer's receive buffers (the peer
+     * reads one range): a larger one fails the stream with {@link IllegalArgumentException}.
+     *
+     * @param messages gather lists, each of 1 to {@link ConnectionConfig#maxScatterGather()} slices of
+     *                 registered memory of this connection's {@link #domain()}
+     * @return as {@link #send(Publisher)}
+     */
+    public Mono<Void> sendGather(Publisher<? extends List<ScatterGatherElement>> messages) {
+        return holding(core.sendGather(messages)).name("jrdma.send");
+    }
+
+    /**
+     * {@return the largest message {@link #send(Publisher)} sends as one SEND: the peer's receive
+     * buffer size, or this side's {@link ConnectionSpec#eagerMessageSize} if smaller; larger ones go
+     * by rendezvous. {@code Integer.MAX_VALUE} when the peer takes no large messages (a C peer, a
+     * connection without receiver credits): then every message must fit its receive buffers}
+     */
+    public int eagerLimit() {
+        return core.eagerLimit();
+    }
+
+    /**
      * {@link #send(Publisher)} of copies of {@code messages}, each through a buffer of
      * {@link #buffers()}: a message is requested when the peer's demand allows, copied, and its
      * buffer goes back to the pool once its SEND completed. A message larger than the buffers (or

@@ -13,7 +13,10 @@ import io.rsocket.RSocketErrorException;
 import io.rsocket.frame.ErrorFrameCodec;
 import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
@@ -29,14 +32,17 @@ import reactor.util.Loggers;
  *
  * <ul>
  * <li><b>Outbound.</b> {@link #sendFrame} queues the frame ({@link FrameQueue}); one
- *     {@link RdmaConnection#send(org.reactivestreams.Publisher)} stream takes the frames in order,
+ *     {@link RdmaConnection#sendGather(org.reactivestreams.Publisher)} stream takes the frames in order,
  *     each only when the peer has a receive posted for it (its receiver credits), copies it into a
  *     buffer of the connection's pool (one copy: RSocket's frames live in Netty's memory, not in
  *     registered memory) and releases it; the pool buffer goes back once its SEND completed. A
  *     frame longer than the pool's buffers is copied, once too, into a buffer of the connection's
  *     large-message memory ({@link RdmaConnection#largeMessageBuffer}: size classes registered once
  *     and reused, nothing registered per frame), which the peer reads by RDMA READ when it is
- *     longer than its receive buffers (jrdma's large messages), up to {@link #maxFrameLength()}. A longer frame, or one the peer refuses (its
+ *     longer than its receive buffers (jrdma's large messages), up to {@link #maxFrameLength()}. A
+ *     frame that carries a payload received on a connection of the same device (passed on,
+ *     decoded zero-copy) goes as one gather SEND instead, those bytes sent where they are
+ *     ({@link FrameGather}, {@link #framesSentInPlace()}). A longer frame, or one the peer refuses (its
  *     {@code maxMessageSize} is smaller), closes the connection with {@link FrameTooLargeException}.
  *     What waits for credits is bounded by {@code maxQueuedBytes}: past it the connection closes
  *     with {@link SendQueueOverflowException}.</li>
@@ -65,6 +71,9 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     private final long maxQueuedBytes;
     private final FrameQueue outbound;
     private final AtomicBoolean received = new AtomicBoolean();
+    private final LongAdder framesInPlace = new LongAdder();
+    private final Predicate<RegisteredBuffer> inDomain;
+    private final int maxSlices;
     /** Why the send stream failed, if it did: the cause of the {@link ClosedChannelException} that follows. */
     private volatile @Nullable Throwable sendFailure;
 
@@ -77,8 +86,10 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         this.maxFrameLength = FrameLimits.maxFrameLength(largeMessages, connection.config().maxMessageSize(), connection.config().bufferSize());
         this.maxQueuedBytes = maxQueuedBytes;
         this.outbound = new FrameQueue(maxQueuedBytes);
-        connection.send(outbound.frames().concatMap(this::stage, 0)
-                        .doOnDiscard(ScatterGatherElement.class, e -> e.buffer().release()))  // copied, then the stream ended
+        this.inDomain = connection.domain()::contains;
+        this.maxSlices = connection.config().maxScatterGather();
+        connection.sendGather(outbound.frames().concatMap(this::stage, 0)
+                        .doOnDiscard(List.class, RdmaDuplexConnection::release))  // staged, then the stream ended
                 .onErrorMap(MessageTooLargeException.class, e -> new FrameTooLargeException("the peer of " + connection + " refused an RSocket frame"
                         + " of " + e.length() + " bytes: its maxMessageSize is below this side's maxFrameLength " + maxFrameLength, e))
                 .doFinally(s -> connection.dispose())
@@ -91,15 +102,16 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     }
 
     /**
-     * Copies {@code frame} into a pool buffer: at once when one is free ({@link Staged}: the
-     * element and its Mono, two objects a frame), else once one comes back (at most the pool's
+     * Copies {@code frame} into a pool buffer (a frame passed on: its parts other than the received
+     * ones, {@link FrameGather}): at once when one is free ({@link Staged}: the element, its list
+     * and its Mono, three objects a frame), else once one comes back (at most the pool's
      * count are out: a SEND holds its buffer until it completed); or, longer than those, into a
      * buffer of the connection's large-message memory ({@link RdmaConnection#largeMessageBuffer}:
      * registered once per size class and reused, which the peer reads where it is), and releases
      * it, whatever happens: once copied, or at once if the stream ends before the copy began (never
      * during it).
      */
-    private Mono<ScatterGatherElement> stage(ByteBuf frame) {
+    private Mono<List<ScatterGatherElement>> stage(ByteBuf frame) {
         int length = frame.readableBytes();
         if (length > maxFrameLength) {
             frame.release();
@@ -108,37 +120,39 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                     + " messages)") + ": configure fragment(mtu) on the RSocket connector and server", null));
         }
         BufferPool pool = connection.buffers();
-        if (length <= pool.bufferSize()) {
-            // the common case, a pool buffer free: copied at once, one Staged, no chain of operators
-            RegisteredBuffer free;
+        // a frame passed on, with a received part to send where it is (FrameGather), or a small one: a pool buffer
+        int copied = FrameGather.copied(frame, Math.min(connection.eagerLimit(), maxFrameLength), maxSlices, pool.bufferSize(), inDomain);
+        if (copied >= 0 || length <= pool.bufferSize()) {
+            // the common case, a pool buffer free (or none needed): staged at once, one Staged, no chain of operators
+            RegisteredBuffer free = null;
             try {
-                free = pool.tryAcquire();
+                if (copied != 0) free = pool.tryAcquire();
             } catch (RuntimeException e) {  // the pool closed: the connection is going
                 frame.release();
                 return Mono.error(e);
             }
-            if (free != null) {
+            if (free != null || copied == 0) {
                 try {
-                    return new Staged<>(copy(frame, free, length), RdmaDuplexConnection::release);
+                    return new Staged<>(stage(frame, free, copied, length), RdmaDuplexConnection::release);
                 } finally {
                     frame.release();
                 }
             }
         }
         // copying megabytes is no work for the connection's loop thread, where a buffer coming back may resume this
-        Mono<RegisteredBuffer> buffer = length <= pool.bufferSize() ? Mono.defer(pool::acquire)
+        Mono<RegisteredBuffer> buffer = copied >= 0 || length <= pool.bufferSize() ? Mono.defer(pool::acquire)
                 : connection.largeMessageBuffer(length)
                         .publishOn(Schedulers.boundedElastic())
                         .doOnDiscard(RegisteredBuffer.class, RegisteredBuffer::release);  // acquired, then cancelled before the copy
         // the frame's one release: the copy's once done, or the stream's if it ends (cancels) before the copy began, never during it
         AtomicBoolean claimed = new AtomicBoolean();
-        return buffer.<ScatterGatherElement>handle((b, sink) -> {
+        return buffer.<List<ScatterGatherElement>>handle((b, sink) -> {
             if (!claimed.compareAndSet(false, true)) {
                 b.release();  // cancelled meanwhile: the frame is gone
                 return;
             }
             try {
-                sink.next(copy(frame, b, length));
+                sink.next(stage(frame, b, copied, length));
             } finally {
                 frame.release();
             }
@@ -147,8 +161,17 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         });
     }
 
-    private static void release(ScatterGatherElement e) {
-        e.buffer().release();
+    @SuppressWarnings("unchecked")
+    private static void release(List<?> gather) {
+        FrameGather.release((List<ScatterGatherElement>) gather);
+    }
+
+    /** {@code frame} staged: as a gather list when {@code copied} &ge; 0 (the buffer, if any, for its copied parts), else copied whole into {@code b}. */
+    private List<ScatterGatherElement> stage(ByteBuf frame, @Nullable RegisteredBuffer b, int copied, int length) {
+        if (copied < 0) return List.of(copy(frame, b, length));
+        List<ScatterGatherElement> gather = FrameGather.build(frame, b, inDomain);
+        framesInPlace.increment();
+        return gather;
     }
 
     private static ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
@@ -237,6 +260,15 @@ public final class RdmaDuplexConnection implements DuplexConnection {
      */
     public int maxFrameLength() {
         return maxFrameLength;
+    }
+
+    /**
+     * {@return the frames sent so far with a part in place: a payload received on a connection of
+     * the same device (decoded with {@code PayloadDecoder.ZERO_COPY}) and passed on, at least
+     * 1 KiB of it, in a frame that goes as one SEND; the rest of such a frame is copied}
+     */
+    public long framesSentInPlace() {
+        return framesInPlace.sum();
     }
 
     /** {@return the bytes of frames waiting for the peer's receiver credits} */

@@ -1,6 +1,7 @@
 package io.jrdma.rsocket;
 
 import io.jrdma.reactive.memory.ReceivedMessage;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.UnpooledDirectByteBuf;
 
@@ -33,6 +34,11 @@ final class ReceivedFrame extends UnpooledDirectByteBuf {
             message.release();
             throw e;
         }
+    }
+
+    /** {@return the receive buffer this frame's bytes lie in, from its offset 0} */
+    RegisteredBuffer buffer() {
+        return message.buffer();
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.jrdma.kotlin.awaitFetchAndAdd
 import io.jrdma.kotlin.awaitRead
 import io.jrdma.kotlin.awaitReceive
 import io.jrdma.kotlin.awaitSend
+import io.jrdma.kotlin.awaitSendGather
 import io.jrdma.kotlin.awaitSendWithImmediate
 import io.jrdma.kotlin.awaitWrite
 import io.jrdma.kotlin.awaitWriteWithImmediate
@@ -19,6 +20,7 @@ import io.jrdma.reactive.Transport
 import kotlin.time.Duration.Companion.seconds
 import kotlinx.coroutines.CoroutineStart
 import kotlinx.coroutines.async
+import kotlinx.coroutines.flow.flowOf
 import kotlinx.coroutines.flow.map
 import kotlinx.coroutines.flow.take
 import kotlinx.coroutines.flow.toList
@@ -132,6 +134,9 @@ class DemoModesTest {
                     body.put(0, "payload".toByteArray())
                     val gather = listOf(ScatterGatherElement.of(header, 0, 4), ScatterGatherElement.of(body, 0, 7))
                     p.client.awaitSend(gather)
+                    p.accepted.awaitReceive().use { assertEquals("HDR:payload", it.text()) }
+                    // a stream of gather lists: each element's references pass to the stream, hence the retains
+                    p.client.awaitSendGather(flowOf(listOf(ScatterGatherElement.of(header.retain(), 0, 4), ScatterGatherElement.of(body.retain(), 0, 7))))
                     p.accepted.awaitReceive().use { assertEquals("HDR:payload", it.text()) }
                     p.client.awaitWrite(gather, targetOffset = 512)
                     p.client.awaitRead(listOf(ScatterGatherElement.of(body, 100, 4), ScatterGatherElement.of(header, 100, 7)), sourceOffset = 512)

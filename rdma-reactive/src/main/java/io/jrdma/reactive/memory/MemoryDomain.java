@@ -37,6 +37,13 @@ public interface MemoryDomain {
      */
     RegisteredBuffer register(long bytes, Access first, Access... rest);
 
+    /**
+     * {@return whether {@code buffer} is registered in this domain: then every connection of the
+     * domain may send, write or read from it (the same protection domain); any other connection
+     * refuses it}
+     */
+    boolean contains(RegisteredBuffer buffer);
+
     /** {@return the bytes this library registered in the domain and has not deregistered yet (pools, regions, receive queues)} */
     long registeredBytes();
 }

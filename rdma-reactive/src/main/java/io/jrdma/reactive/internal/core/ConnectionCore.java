@@ -199,7 +199,11 @@ public final class ConnectionCore implements Loop.Member {
 
     /** Sends {@code messages} as one operation ({@link MessageStream}). */
     public Mono<Void> send(Publisher<? extends ScatterGatherElement> messages) {
-        return new MessageStream(messages, new MessageStream.QueueOutlet(sendQueue, config.sendQueueDepth(), credits));
+        return MessageStream.of(messages, new MessageStream.QueueOutlet(sendQueue, config.sendQueueDepth(), credits));
+    }
+
+    public Mono<Void> sendGather(Publisher<? extends List<ScatterGatherElement>> messages) {
+        return new MessageStream<>(messages, MessageStream.GATHER, new MessageStream.QueueOutlet(sendQueue, config.sendQueueDepth(), credits));
     }
 
     /** Setup failed after the QP existed: tears everything down like a close. */

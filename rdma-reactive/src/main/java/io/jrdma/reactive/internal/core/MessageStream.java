@@ -2,6 +2,7 @@ package io.jrdma.reactive.internal.core;
 
 import io.jrdma.reactive.WorkCompletion;
 import io.jrdma.reactive.memory.ScatterGatherElement;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -40,10 +41,79 @@ import reactor.core.publisher.Operators;
  *     a rendezvous slot ({@link Outlet#tryTakeSlot()}), and the elements after it wait behind it
  *     (parked, in order); its operation completes when the peer has read it. Nothing is parked
  *     while no large element waits, so the eager path allocates nothing more;</li>
- * <li>elements parked when the stream ends are released and their credits given back.</li>
+ * <li>elements parked when the stream ends are released and their credits given back;</li>
+ * <li>an element is one message, of one slice ({@link #SINGLE}) or of a gather list
+ *     ({@link #GATHER}: one SEND of the slices in order); a gather of more than one slice above
+ *     the eager limit cannot go by rendezvous (the peer reads one range): it fails the stream with
+ *     {@code IllegalArgumentException}, released and its credit given back.</li>
  * </ul>
+ *
+ * @param <M> what an element is: a {@link ScatterGatherElement} or a gather list of them
  */
-public final class MessageStream extends Mono<Void> {
+public final class MessageStream<M> extends Mono<Void> {
+    /** What the stream needs to know of an element. */
+    public interface Shape<M> {
+        /** {@return the message's bytes} */
+        int length(M message);
+
+        /** Drops the element's references (the stream's, once its operation holds its own, or when it ends). */
+        void release(M message);
+
+        /** The SEND of {@code message} through {@code outlet}, not subscribed yet. */
+        Op operation(Outlet outlet, M message);
+
+        /** {@return the one slice the peer would read, or null where the message has several} */
+        @Nullable ScatterGatherElement single(M message);
+    }
+
+    /** Elements of one slice each: {@code RdmaConnection.send(Publisher)}. */
+    public static final Shape<ScatterGatherElement> SINGLE = new Shape<>() {
+        @Override
+        public int length(ScatterGatherElement m) {
+            return m.length();
+        }
+
+        @Override
+        public void release(ScatterGatherElement m) {
+            m.buffer().release();
+        }
+
+        @Override
+        public Op operation(Outlet outlet, ScatterGatherElement m) {
+            return outlet.operation(m);
+        }
+
+        @Override
+        public ScatterGatherElement single(ScatterGatherElement m) {
+            return m;
+        }
+    };
+
+    /** Elements of a gather list each, sent as one message: {@code RdmaConnection.sendGather(Publisher)}. */
+    public static final Shape<List<ScatterGatherElement>> GATHER = new Shape<>() {
+        @Override
+        public int length(List<ScatterGatherElement> m) {
+            long bytes = 0;
+            for (int i = 0, n = m.size(); i < n; i++) bytes += m.get(i).length();
+            return (int) Math.min(bytes, Integer.MAX_VALUE);
+        }
+
+        @Override
+        public void release(List<ScatterGatherElement> m) {
+            for (int i = 0, n = m.size(); i < n; i++) m.get(i).buffer().release();
+        }
+
+        @Override
+        public Op operation(Outlet outlet, List<ScatterGatherElement> m) {
+            return m.size() == 1 ? outlet.operation(m.getFirst()) : outlet.operation(m);
+        }
+
+        @Override
+        public @Nullable ScatterGatherElement single(List<ScatterGatherElement> m) {
+            return m.size() == 1 ? m.getFirst() : null;
+        }
+    };
+
     /** What a connection offers a stream of messages. */
     public interface Outlet {
         /** The most messages the stream has requested or posted and not completed: its send slots. */
@@ -62,6 +132,11 @@ public final class MessageStream extends Mono<Void> {
 
         /** The SEND of {@code message}, not subscribed yet. */
         Op operation(ScatterGatherElement message);
+
+        /** The SEND of the slices of {@code gather}, in order, as one message, not subscribed yet. */
+        default Op operation(List<ScatterGatherElement> gather) {
+            throw new UnsupportedOperationException("no gather");
+        }
 
         /** The largest message sent as one SEND; larger ones go by {@link #rendezvous}. MAX_VALUE: every one. */
         default int eagerLimit() {
@@ -108,6 +183,11 @@ public final class MessageStream extends Mono<Void> {
         }
 
         @Override
+        public Op operation(List<ScatterGatherElement> gather) {
+            return queue.operation(io.jrdma.ffm.SendOpcode.SEND, gather);
+        }
+
+        @Override
         public int eagerLimit() {
             return link == null ? Integer.MAX_VALUE : link.eagerLimit();
         }
@@ -131,27 +211,35 @@ public final class MessageStream extends Mono<Void> {
         }
     }
 
-    private final Publisher<? extends ScatterGatherElement> messages;
+    private final Publisher<? extends M> messages;
+    private final Shape<M> shape;
     private final Outlet outlet;
 
-    public MessageStream(Publisher<? extends ScatterGatherElement> messages, Outlet outlet) {
+    public MessageStream(Publisher<? extends M> messages, Shape<M> shape, Outlet outlet) {
         this.messages = messages;
+        this.shape = shape;
         this.outlet = outlet;
+    }
+
+    /** The stream of {@code messages}, one slice each. */
+    public static MessageStream<ScatterGatherElement> of(Publisher<? extends ScatterGatherElement> messages, Outlet outlet) {
+        return new MessageStream<>(messages, SINGLE, outlet);
     }
 
     @Override
     public void subscribe(CoreSubscriber<? super Void> actual) {
-        Sender sender = new Sender(actual, outlet);
+        Sender<M> sender = new Sender<>(actual, shape, outlet);
         actual.onSubscribe(sender);
         messages.subscribe(sender);
     }
 
     /** One subscription's state: upstream's subscriber, downstream's subscription, and every message operation's subscriber. */
-    private static final class Sender implements CoreSubscriber<ScatterGatherElement>, Subscription {
+    private static final class Sender<M> implements CoreSubscriber<M>, Subscription {
         /** Below any count of elements requested: the stream ended, and what was requested is returned. */
         private static final int ENDED = Integer.MIN_VALUE / 2;
 
         private final CoreSubscriber<? super Void> actual;
+        private final Shape<M> shape;
         private final Outlet outlet;
         private final @Nullable Credits credits;
         private final int maxInFlight;
@@ -170,7 +258,7 @@ public final class MessageStream extends Mono<Void> {
         private final AtomicBoolean terminated = new AtomicBoolean();
         private final int eagerLimit;
         /** Elements waiting for a rendezvous slot, a large one first; created with the first (onNext's thread). */
-        private volatile @Nullable Queue<ScatterGatherElement> parked;
+        private volatile @Nullable Queue<M> parked;
         private final AtomicInteger parkedWip = new AtomicInteger();
         private final AtomicBoolean awaitingSlot = new AtomicBoolean();
         private final Runnable slotWake = () -> {
@@ -180,8 +268,9 @@ public final class MessageStream extends Mono<Void> {
         private volatile @Nullable Subscription upstream;
         private volatile boolean upstreamDone;
 
-        Sender(CoreSubscriber<? super Void> actual, Outlet outlet) {
+        Sender(CoreSubscriber<? super Void> actual, Shape<M> shape, Outlet outlet) {
             this.actual = actual;
+            this.shape = shape;
             this.outlet = outlet;
             this.credits = outlet.credits();
             this.maxInFlight = Math.max(1, outlet.maxInFlight());
@@ -241,14 +330,22 @@ public final class MessageStream extends Mono<Void> {
         }
 
         @Override
-        public void onNext(ScatterGatherElement message) {
+        public void onNext(M message) {
             if (requested.getAndDecrement() <= 0) {  // ended (or more than requested): nothing is sent
-                message.buffer().release();
+                shape.release(message);
+                return;
+            }
+            int length = shape.length(message);
+            if (length > eagerLimit && shape.single(message) == null) {
+                shape.release(message);
+                if (credits != null) credits.refund();
+                fail(new IllegalArgumentException("a gather message of " + length + " bytes exceeds the peer's receive buffers ("
+                        + eagerLimit + " bytes): only a single slice goes by rendezvous"));
                 return;
             }
             inFlight.incrementAndGet();
-            Queue<ScatterGatherElement> p = parked;
-            if (message.length() > eagerLimit || p != null && !p.isEmpty()) {
+            Queue<M> p = parked;
+            if (length > eagerLimit || p != null && !p.isEmpty()) {
                 if (p == null) parked = p = new ConcurrentLinkedQueue<>();
                 p.offer(message);
                 unpark();
@@ -257,11 +354,11 @@ public final class MessageStream extends Mono<Void> {
             post(message);
         }
 
-        private void post(ScatterGatherElement message) {
-            Op op = outlet.operation(message);
+        private void post(M message) {
+            Op op = shape.operation(outlet, message);
             if (credits != null) op.prepaid();
             op.subscribe(operations);
-            message.buffer().release();  // the operation holds its own reference from its subscription to its completion
+            shape.release(message);  // the operation holds its own references from its subscription to its completion
         }
 
         /**
@@ -270,20 +367,21 @@ public final class MessageStream extends Mono<Void> {
          * after it was posted: onNext, seeing it there, parks behind it.
          */
         private void unpark() {
-            Queue<ScatterGatherElement> p = parked;
+            Queue<M> p = parked;
             if (p == null || parkedWip.getAndIncrement() != 0) return;
             int missed = 1;
             do {
-                ScatterGatherElement m;
+                M m;
                 while ((m = p.peek()) != null) {
                     if (terminated.get()) {
                         p.poll();
-                        m.buffer().release();
+                        shape.release(m);
                         if (credits != null) credits.refund();
                         inFlight.decrementAndGet();
                         continue;
                     }
-                    if (m.length() > eagerLimit) {
+                    ScatterGatherElement large = shape.length(m) > eagerLimit ? shape.single(m) : null;
+                    if (large != null) {
                         int slot = outlet.tryTakeSlot();
                         if (slot == -1) {
                             if (awaitingSlot.compareAndSet(false, true)) outlet.awaitSlot(slotWake);
@@ -291,8 +389,8 @@ public final class MessageStream extends Mono<Void> {
                             if (slot == -1) break;
                         }
                         // below -1: the connection closes, and the rendezvous fails at once with the closure
-                        outlet.rendezvous(m, slot).subscribe(operations);
-                        m.buffer().release();  // the rendezvous holds its own reference until the peer has read it
+                        outlet.rendezvous(large, slot).subscribe(operations);
+                        shape.release(m);  // the rendezvous holds its own reference until the peer has read it
                     } else {
                         post(m);
                     }

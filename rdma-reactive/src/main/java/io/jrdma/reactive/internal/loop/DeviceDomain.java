@@ -105,6 +105,11 @@ public final class DeviceDomain implements MemoryDomain {
     }
 
     @Override
+    public boolean contains(RegisteredBuffer buffer) {
+        return MemoryInternals.get().protectionDomain(buffer.pool()) == pd;
+    }
+
+    @Override
     public long registeredBytes() {
         return registered.get();
     }

@@ -102,7 +102,7 @@ class MessageStreamTest {
         Credits credits = new Credits(16, 3);
         AtomicLong requested = new AtomicLong();
         List<Object> result = new CopyOnWriteArrayList<>();
-        Disposable d = new MessageStream(messages(10, requested), outlet(credits)).subscribe(v -> { }, result::add, () -> result.add("done"));
+        Disposable d = MessageStream.of(messages(10, requested), outlet(credits)).subscribe(v -> { }, result::add, () -> result.add("done"));
 
         assertEquals(3, requested.get(), "three credits: three requested");
         assertEquals(3, posted.size());
@@ -165,7 +165,7 @@ class MessageStreamTest {
         };
         TestPublisher<ScatterGatherElement> source = TestPublisher.create();  // like RSocket's frames: never completes
         List<Object> result = new CopyOnWriteArrayList<>();
-        new MessageStream(source, outlet).subscribe(v -> { }, result::add, () -> result.add("done"));
+        MessageStream.of(source, outlet).subscribe(v -> { }, result::add, () -> result.add("done"));
         source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
         assertEquals(1, posted.size(), "one credit, one message");
         completeAll();
@@ -182,7 +182,7 @@ class MessageStreamTest {
     @Test
     void withoutCreditsTheSendSlotsBoundTheStream() {
         AtomicLong requested = new AtomicLong();
-        StepVerifier.create(new MessageStream(messages(20, requested), outlet(null)))
+        StepVerifier.create(MessageStream.of(messages(20, requested), outlet(null)))
                 .then(() -> assertEquals(8, requested.get(), "eight send slots"))
                 .then(this::completeAll)
                 .then(() -> assertEquals(16, requested.get()))
@@ -197,7 +197,7 @@ class MessageStreamTest {
     void cancellingStopsUpstreamAndGivesBackTheCreditsOfElementsThatNeverCame() {
         Credits credits = new Credits(16, 6);
         TestPublisher<ScatterGatherElement> source = TestPublisher.create();
-        Disposable d = new MessageStream(source, outlet(credits)).subscribe();
+        Disposable d = MessageStream.of(source, outlet(credits)).subscribe();
         source.assertMinRequested(6);
         source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8), ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
         assertEquals(0, credits.available());
@@ -211,7 +211,7 @@ class MessageStreamTest {
     @Test
     void aFailedMessageFailsTheStreamAndCancelsUpstream() {
         TestPublisher<ScatterGatherElement> source = TestPublisher.create();
-        StepVerifier.create(new MessageStream(source, outlet(null)))
+        StepVerifier.create(MessageStream.of(source, outlet(null)))
                 .then(() -> source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8)))
                 .then(() -> queue.complete(slots.getFirst(), new WorkCompletion(slots.getFirst(), WcStatus.IBV_WC_REM_ACCESS_ERR,
                         WcOpcode.SEND, 0, false, 0, 0x11, 0)))
@@ -225,7 +225,7 @@ class MessageStreamTest {
     void anUpstreamErrorFailsTheStreamAndTheElementsThatCameAreStillSent() {
         Credits credits = new Credits(16, 4);
         TestPublisher<ScatterGatherElement> source = TestPublisher.create();
-        StepVerifier.create(new MessageStream(source, outlet(credits)))
+        StepVerifier.create(MessageStream.of(source, outlet(credits)))
                 .then(() -> source.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8)))
                 .then(() -> source.error(new IllegalStateException("producer broke")))
                 .expectErrorMessage("producer broke")
@@ -263,6 +263,12 @@ class MessageStreamTest {
             public Op operation(ScatterGatherElement m) {
                 order.add("S" + m.offset());
                 return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+            }
+
+            @Override
+            public Op operation(List<ScatterGatherElement> gather) {
+                order.add("G" + String.join(",", gather.stream().map(e -> String.valueOf(e.offset())).toList()));
+                return queue.operation(SendOpcode.SEND, gather);
             }
 
             @Override
@@ -305,7 +311,7 @@ class MessageStreamTest {
         int[] sizes = {8, 64, 8, 64, 8};
         Flux<ScatterGatherElement> elements = Flux.range(0, sizes.length).map(i -> ScatterGatherElement.of(pool.tryAcquire(), i, sizes[i] - i));
         List<Object> result = new CopyOnWriteArrayList<>();
-        new MessageStream(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe(v -> { }, result::add, () -> result.add("done"));
+        MessageStream.of(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe(v -> { }, result::add, () -> result.add("done"));
 
         assertEquals(List.of("S0", "R1", "S2"), order, "the second large one has no slot: it and the one after it wait");
         completeAll();
@@ -320,13 +326,83 @@ class MessageStreamTest {
     }
 
     @Test
+    void aGatherIsOneSendOfItsSlicesAGatherOfOneLargeSliceGoesByRendezvousOneOfSeveralFailsTheStream() {
+        List<String> order = new CopyOnWriteArrayList<>();
+        List<Sinks.Empty<Void>> read = new CopyOnWriteArrayList<>();
+        AtomicBoolean slotTaken = new AtomicBoolean();
+        AtomicReference<Runnable> slotWaiter = new AtomicReference<>();
+        TestPublisher<List<ScatterGatherElement>> source = TestPublisher.create();
+        List<Object> result = new CopyOnWriteArrayList<>();
+        new MessageStream<>(source, MessageStream.GATHER, largeOutlet(order, read, slotTaken, slotWaiter))
+                .subscribe(v -> { }, result::add, () -> result.add("done"));
+        source.next(List.of(ScatterGatherElement.of(pool.tryAcquire(), 0, 8), ScatterGatherElement.of(pool.tryAcquire(), 1, 24)));
+        source.next(List.of(ScatterGatherElement.of(pool.tryAcquire(), 2, 8)));
+        source.next(List.of(ScatterGatherElement.of(pool.tryAcquire(), 3, 40)));
+        assertEquals(List.of("G0,1", "S2", "R3"), order, "32 bytes in two slices: one SEND; 40 in one: by rendezvous");
+        assertEquals(2, posted.getFirst().sgeCount(), "one work request of two slices");
+        assertEquals(60, pool.available(), "each slice held by its operation until it completes");
+
+        source.next(List.of(ScatterGatherElement.of(pool.tryAcquire(), 4, 20), ScatterGatherElement.of(pool.tryAcquire(), 5, 20)));
+        assertEquals(1, result.size());
+        assertTrue(result.getFirst() instanceof IllegalArgumentException e && e.getMessage().contains("40 bytes"), result.toString());
+        source.assertCancelled();
+        assertEquals(List.of("G0,1", "S2", "R3"), order, "the gather of 40 bytes in two slices was never posted");
+        assertEquals(60, pool.available(), "and its slices went back");
+        completeAll();
+        read.getFirst().tryEmitEmpty();
+        assertEquals(64, pool.available());
+    }
+
+    @Test
+    void aGatherRefusedForItsSizeGivesItsCreditBack() {
+        Credits credits = new Credits(16, 2);
+        MessageStream.Outlet open = outlet(credits);
+        MessageStream.Outlet outlet = new MessageStream.Outlet() {
+            @Override
+            public int maxInFlight() {
+                return 8;
+            }
+
+            @Override
+            public @Nullable Credits credits() {
+                return credits;
+            }
+
+            @Override
+            public void awaitCredit(Runnable wake) {
+                open.awaitCredit(wake);
+            }
+
+            @Override
+            public Op operation(ScatterGatherElement m) {
+                return open.operation(m);
+            }
+
+            @Override
+            public int eagerLimit() {
+                return 32;
+            }
+        };
+        TestPublisher<List<ScatterGatherElement>> source = TestPublisher.create();
+        List<Object> result = new CopyOnWriteArrayList<>();
+        new MessageStream<>(source, MessageStream.GATHER, outlet).subscribe(v -> { }, result::add, () -> result.add("done"));
+        source.assertMinRequested(2);
+        assertEquals(0, credits.available());
+        source.next(List.of(ScatterGatherElement.of(pool.tryAcquire(), 0, 30), ScatterGatherElement.of(pool.tryAcquire(), 0, 30)));
+        assertTrue(result.getFirst() instanceof IllegalArgumentException, result.toString());
+        assertEquals(2, credits.available(), "the refused message's credit and the one never used");
+        assertEquals(64, pool.available());
+        assertEquals(List.of(), posted);
+    }
+
+    @Test
     void cancellingReleasesWhatWaitsForARendezvousSlot() {
         List<String> order = new CopyOnWriteArrayList<>();
         List<Sinks.Empty<Void>> read = new CopyOnWriteArrayList<>();
         AtomicBoolean slotTaken = new AtomicBoolean();
         AtomicReference<Runnable> slotWaiter = new AtomicReference<>();
         Flux<ScatterGatherElement> elements = Flux.range(0, 4).map(i -> ScatterGatherElement.of(pool.tryAcquire(), i, 40));
-        Disposable d = new MessageStream(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe();
+        Disposable d = MessageStream.of(elements, largeOutlet(order, read, slotTaken, slotWaiter)).subscribe();
         assertEquals(List.of("R0"), order);
         assertEquals(60, pool.available(), "one read by the peer, three parked");
         d.dispose();
@@ -349,7 +425,7 @@ class MessageStreamTest {
                 slots.clear();
                 TestPublisher<ScatterGatherElement> upstream = TestPublisher.create();
                 AtomicReference<Object> outcome = new AtomicReference<>();
-                new MessageStream(upstream, outlet(null)).subscribe(v -> { }, outcome::set, () -> outcome.set("completed"));
+                MessageStream.of(upstream, outlet(null)).subscribe(v -> { }, outcome::set, () -> outcome.set("completed"));
                 upstream.next(ScatterGatherElement.of(pool.tryAcquire(), 0, 8));
                 int slot = slots.getFirst();
                 java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(2);
