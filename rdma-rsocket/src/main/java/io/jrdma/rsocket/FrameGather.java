@@ -4,7 +4,6 @@ import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.reactive.memory.ScatterGatherElement;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.CompositeByteBuf;
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Predicate;
@@ -17,8 +16,9 @@ import org.jspecify.annotations.Nullable;
  * {@code PayloadDecoder.ZERO_COPY}) is a slice of a frame that arrived in a registered receive
  * buffer: copying the whole frame copies registered memory into registered memory. The rules:
  * <ol>
- * <li>a part goes in place when it is a slice of a received frame ({@link ReceivedFrame}) whose
- *     buffer lies in the connection's memory domain (the same device: its lkey is valid here), and
+ * <li>a part goes in place when it is a slice of a received frame ({@link ReceivedFrame}) or of
+ *     registered memory the application wrapped ({@link RegisteredByteBufs}) whose buffer lies in
+ *     the connection's memory domain (the same device: its lkey is valid here), and
  *     is at least {@link #IN_PLACE_MIN} bytes: a shorter one is copied, which is cheaper than holding
  *     a receive buffer out of its queue (its peer gets that credit back only once this SEND completed);</li>
  * <li>the other parts are copied, in order, into one buffer of the connection's pool; adjacent
@@ -53,17 +53,16 @@ final class FrameGather {
         if (length < IN_PLACE_MIN || length > limit) return -1;
         CompositeByteBuf composite = frame instanceof CompositeByteBuf c ? c : null;
         int parts = composite == null ? 1 : composite.numComponents();
-        if (parts > Long.SIZE || composite != null && (composite.readerIndex() != 0 || composite.writerIndex() != composite.capacity())) return -1;
+        if (composite != null && (composite.readerIndex() != 0 || composite.writerIndex() != composite.capacity())) return -1;
         int slices = 0, copied = 0;
         boolean inPlace = false, lastCopied = false;
         for (int i = 0; i < parts; i++) {
-            ByteBuf part = part(frame, composite, i);
-            if (inPlace(part, inDomain)) {
+            if (inPlace(frame, composite, i, inDomain) != null) {
                 inPlace = true;
                 slices++;
                 lastCopied = false;
             } else {
-                copied += part.readableBytes();
+                copied += partLength(frame, composite, i);
                 if (!lastCopied) slices++;
                 lastCopied = true;
             }
@@ -79,26 +78,31 @@ final class FrameGather {
     static List<ScatterGatherElement> build(ByteBuf frame, @Nullable RegisteredBuffer staging, Predicate<RegisteredBuffer> inDomain) {
         CompositeByteBuf composite = frame instanceof CompositeByteBuf c ? c : null;
         int parts = composite == null ? 1 : composite.numComponents();
-        List<ScatterGatherElement> gather = new ArrayList<>(parts);
+        List<ScatterGatherElement> gather = new ArrayList<>(Math.min(parts, 4));
         try {
-            int at = 0, sliceStart = -1;
-            for (int i = 0; i < parts; i++) {
-                ByteBuf part = part(frame, composite, i);
-                int n = part.readableBytes();
-                if (inPlace(part, inDomain)) {
-                    if (sliceStart >= 0) gather.add(ScatterGatherElement.of(staging.retain(), sliceStart, at - sliceStart));
-                    sliceStart = -1;
-                    RegisteredBuffer received = receivedRoot(part).buffer();
-                    long offset = address(part) - received.address();
-                    gather.add(ScatterGatherElement.of(received.retain(), offset, n));
-                } else {
+            int at = 0, runStart = -1, runEnd = -1;  // a run of copied parts: [runStart, runEnd) of the frame
+            for (int i = 0; i <= parts; i++) {
+                ByteBuf part = i < parts ? inPlace(frame, composite, i, inDomain) : null;
+                if (i < parts && part == null) {  // copied: extends the run
+                    int start = composite == null ? frame.readerIndex() : composite.toByteIndex(i);
+                    if (runStart < 0) runStart = start;
+                    runEnd = start + partLength(frame, composite, i);
+                    continue;
+                }
+                if (runStart >= 0) {  // the run before an in-place part, or the last: one slice of the staging buffer
                     if (staging == null) throw new IllegalArgumentException("a part to copy and no buffer for it");
-                    if (sliceStart < 0) sliceStart = at;
-                    part.getBytes(part.readerIndex(), staging.segment().asSlice(at, n).asByteBuffer());
+                    int n = runEnd - runStart;
+                    frame.getBytes(runStart, staging.segment().asSlice(at, n).asByteBuffer());
+                    gather.add(ScatterGatherElement.of(staging.retain(), at, n));
                     at += n;
+                    runStart = -1;
+                }
+                if (part != null) {
+                    RegisteredBuffer registered = registeredRoot(part);
+                    long offset = address(part) - registered.address();
+                    gather.add(ScatterGatherElement.of(registered.retain(), offset, part.readableBytes()));
                 }
             }
-            if (sliceStart >= 0) gather.add(ScatterGatherElement.of(staging.retain(), sliceStart, at - sliceStart));
             return gather;
         } catch (RuntimeException e) {
             release(gather);
@@ -108,31 +112,38 @@ final class FrameGather {
         }
     }
 
-    private static boolean inPlace(ByteBuf part, Predicate<RegisteredBuffer> inDomain) {
-        if (part.readableBytes() < IN_PLACE_MIN) return false;
-        ReceivedFrame root = receivedRoot(part);
-        return root != null && inDomain.test(root.buffer());
+    /** {@return part {@code i} of {@code frame} when it goes in place (rule 1), else null}; a part's slice is taken only when it is long enough */
+    private static @Nullable ByteBuf inPlace(ByteBuf frame, @Nullable CompositeByteBuf composite, int i, Predicate<RegisteredBuffer> inDomain) {
+        if (partLength(frame, composite, i) < IN_PLACE_MIN) return null;
+        ByteBuf part = composite == null ? frame : composite.internalComponent(i);  // a slice Netty makes once and keeps
+        RegisteredBuffer root = registeredRoot(part);
+        return root != null && inDomain.test(root) ? part : null;
+    }
+
+    /** The bytes of part {@code i}, without taking its slice. */
+    private static int partLength(ByteBuf frame, @Nullable CompositeByteBuf composite, int i) {
+        if (composite == null) return frame.readableBytes();
+        int end = i + 1 < composite.numComponents() ? composite.toByteIndex(i + 1) : composite.capacity();
+        return end - composite.toByteIndex(i);
     }
 
     static void release(List<ScatterGatherElement> gather) {
         for (ScatterGatherElement e : gather) e.buffer().release();
     }
 
-    private static ByteBuf part(ByteBuf frame, @Nullable CompositeByteBuf composite, int i) {
-        return composite == null ? frame : composite.internalComponent(i);
-    }
-
-    /** The received frame {@code part} is a slice (or duplicate) of, or null. */
-    private static @Nullable ReceivedFrame receivedRoot(ByteBuf part) {
+    /** The registered buffer under {@code part}: a slice (or duplicate) of a received frame or of a {@link RegisteredByteBufs#wrap}ped buffer, or null. */
+    private static @Nullable RegisteredBuffer registeredRoot(ByteBuf part) {
         ByteBuf b = part;
         for (int depth = 0; b != null && depth < 4; depth++) {
-            if (b instanceof ReceivedFrame r) return r;
+            RegisteredBuffer r = RegisteredByteBufs.registered(b);
+            if (r != null) return r;
             b = b.unwrap();
         }
         return null;
     }
 
+    /** Where {@code part}'s readable bytes start: a slice of a received frame has the frame's address plus its offset. */
     private static long address(ByteBuf part) {
-        return MemorySegment.ofBuffer(part.nioBuffer(part.readerIndex(), part.readableBytes())).address();
+        return part.memoryAddress() + part.readerIndex();
     }
 }

@@ -36,6 +36,23 @@ final class ReceivedFrame extends UnpooledDirectByteBuf {
         }
     }
 
+    /**
+     * The frame's native address: its memory is the receive buffer's, live while the frame is. With
+     * it a slice's {@code memoryAddress()} (Netty adds the slice's offset) tells where a part of the
+     * frame lies without allocating ({@link FrameGather}); Netty's own uses of an address are
+     * guarded by {@code PlatformDependent.hasUnsafe()} and read the same bytes as the buffer's.
+     */
+    @Override
+    public boolean hasMemoryAddress() {
+        return true;
+    }
+
+    @Override
+    public long memoryAddress() {
+        ensureAccessible();
+        return message.buffer().address();
+    }
+
     /** {@return the receive buffer this frame's bytes lie in, from its offset 0} */
     RegisteredBuffer buffer() {
         return message.buffer();

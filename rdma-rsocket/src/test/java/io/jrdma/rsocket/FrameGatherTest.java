@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.jrdma.reactive.internal.MemoryInternals;
 import io.jrdma.reactive.memory.BufferPool;
@@ -121,6 +122,26 @@ class FrameGatherTest {
         FrameGather.release(gather);
         assertEquals(4, receives.available());
         assertEquals(4, sends.available());
+    }
+
+    @Test
+    void registeredMemoryTheApplicationWrappedGoesInPlaceLikeAReceivedFrame() {
+        RegisteredBuffer own = receives.tryAcquire();
+        for (int i = 0; i < 3000; i++) own.segment().set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 3));
+        ByteBuf wrapped = RegisteredByteBufs.wrap(own, 500, 2000);
+        CompositeByteBuf frame = frame(Unpooled.wrappedBuffer(new byte[] {5, 6}), wrapped.retainedSlice(800, 1200));
+        wrapped.release();
+
+        List<ScatterGatherElement> gather = gather(frame, SIZE, 4, sameDevice);
+        assertNotNull(gather);
+        assertEquals(own, gather.get(1).buffer());
+        assertEquals(1300, gather.get(1).offset(), "the wrapped range's offset plus the slice's");
+        assertEquals((byte) (1300 * 3), bytes(gather.get(1))[0]);
+        frame.release();
+        assertEquals(1, own.refCount(), "the slice's reference: the ByteBuf's went with its last release");
+        FrameGather.release(gather);
+        assertEquals(4, receives.available(), "and the buffer back once the SEND completed");
+        assertThrows(IllegalArgumentException.class, () -> RegisteredByteBufs.wrap(receives.tryAcquire(), SIZE - 10, 11));
     }
 
     @Test

@@ -4,11 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import io.jrdma.reactive.Transport;
+import io.jrdma.ffm.Access;
+import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.jrdma.rsocket.RdmaDuplexConnection;
+import io.jrdma.rsocket.RegisteredByteBufs;
 import io.rsocket.Payload;
 import io.rsocket.RSocket;
 import io.rsocket.frame.decoder.PayloadDecoder;
 import io.rsocket.plugins.DuplexConnectionInterceptor;
+import io.rsocket.util.ByteBufPayload;
 import io.rsocket.util.DefaultPayload;
 import java.nio.ByteBuffer;
 import java.time.Duration;
@@ -20,6 +24,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.reactivestreams.Publisher;
 import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 /**
@@ -45,10 +50,7 @@ class RSocketInPlaceTest {
     @EnumSource(Transport.class)
     void anEchoedChannelSendsEachPayloadFromTheBufferItArrivedIn(Transport transport) {
         AtomicReference<RdmaDuplexConnection> serverSide = new AtomicReference<>();
-        DuplexConnectionInterceptor capture = (type, c) -> {
-            if (type == DuplexConnectionInterceptor.Type.SOURCE && c instanceof RdmaDuplexConnection r) serverSide.set(r);
-            return c;
-        };
+        DuplexConnectionInterceptor capture = capture(serverSide);
         RSocket echo = new RSocket() {
             @Override
             public Flux<Payload> requestChannel(Publisher<Payload> payloads) {
@@ -78,5 +80,56 @@ class RSocketInPlaceTest {
             assertEquals(PAYLOADS, server.framesSentInPlace(), "frames the server sent with the payload in place");
             assertEquals(0, server.queuedBytes());
         }
+    }
+
+    /**
+     * The application's own registered memory as a payload ({@code RegisteredByteBufs.wrap}): each
+     * request goes from where it lies, and the responder's echo from where it arrived.
+     */
+    @ParameterizedTest
+    @EnumSource(Transport.class)
+    void aPayloadInRegisteredMemoryIsSentWhereItLies(Transport transport) {
+        AtomicReference<RdmaDuplexConnection> clientSide = new AtomicReference<>();
+        AtomicReference<RdmaDuplexConnection> serverSide = new AtomicReference<>();
+        RSocket echo = new RSocket() {
+            @Override
+            public Mono<Payload> requestResponse(Payload p) {
+                return Mono.just(p);
+            }
+        };
+        try (RSocketLab lab = RSocketLab.start(transport, echo, s -> s.payloadDecoder(PayloadDecoder.ZERO_COPY)
+                .interceptors(r -> r.forConnection(capture(serverSide))), s -> s, c -> c.interceptors(r -> r.forConnection(capture(clientSide))), c -> c)) {
+            RdmaDuplexConnection client = clientSide.get();
+            RegisteredBuffer memory = client.connection().domain().register(SIZE * 4L, Access.LOCAL_WRITE);
+            try {
+                for (int i = 0; i < 4; i++) memory.put((long) i * SIZE, payload(i));
+                for (int i = 0; i < 4; i++) {
+                    // the request's ByteBuf takes over a reference: one retained per request
+                    Payload request = ByteBufPayload.create(RegisteredByteBufs.wrap(memory.retain(), (long) i * SIZE, SIZE));
+                    byte[] expected = payload(i);
+                    StepVerifier.create(lab.client.requestResponse(request).map(p -> {
+                        try {
+                            byte[] got = new byte[p.data().readableBytes()];
+                            p.data().getBytes(p.data().readerIndex(), got);
+                            return Arrays.equals(expected, got);
+                        } finally {
+                            p.release();
+                        }
+                    })).expectNext(true).expectComplete().verify(Duration.ofSeconds(60));
+                }
+                assertEquals(4, client.framesSentInPlace(), "each request from the registered memory");
+                assertEquals(4, serverSide.get().framesSentInPlace(), "each echo from the receive buffer");
+                RSocketTransportTest.awaitCondition(() -> memory.refCount() == 1, "every SEND from the memory completed and released it");
+            } finally {
+                memory.release();
+            }
+        }
+    }
+
+    private static DuplexConnectionInterceptor capture(AtomicReference<RdmaDuplexConnection> into) {
+        return (type, c) -> {
+            if (type == DuplexConnectionInterceptor.Type.SOURCE && c instanceof RdmaDuplexConnection r) into.set(r);
+            return c;
+        };
     }
 }
