@@ -1,9 +1,7 @@
 package io.jrdma.rsocket;
 
 import io.jrdma.reactive.memory.ReceivedMessage;
-import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.UnpooledDirectByteBuf;
 
 /**
  * An inbound RSocket frame: a {@code ByteBuf} over the registered receive buffer its SEND landed
@@ -17,12 +15,11 @@ import io.netty.buffer.UnpooledDirectByteBuf;
  * a stale reference throws {@code IllegalReferenceCountException} instead of reading a buffer the
  * NIC may be writing the next message into.
  */
-final class ReceivedFrame extends UnpooledDirectByteBuf {
+final class ReceivedFrame extends RegisteredByteBuf {
     private final ReceivedMessage message;
 
     private ReceivedFrame(ByteBufAllocator alloc, ReceivedMessage message) {
-        // doNotFree: the memory is the receive pool's; writerIndex = the message's length
-        super(alloc, message.buffer().segment().asSlice(0, message.length()).asByteBuffer(), message.length());
+        super(alloc, message.buffer(), 0, message.length());
         this.message = message;
     }
 
@@ -34,28 +31,6 @@ final class ReceivedFrame extends UnpooledDirectByteBuf {
             message.release();
             throw e;
         }
-    }
-
-    /**
-     * The frame's native address: its memory is the receive buffer's, live while the frame is. With
-     * it a slice's {@code memoryAddress()} (Netty adds the slice's offset) tells where a part of the
-     * frame lies without allocating ({@link FrameGather}); Netty's own uses of an address are
-     * guarded by {@code PlatformDependent.hasUnsafe()} and read the same bytes as the buffer's.
-     */
-    @Override
-    public boolean hasMemoryAddress() {
-        return true;
-    }
-
-    @Override
-    public long memoryAddress() {
-        ensureAccessible();
-        return message.buffer().address();
-    }
-
-    /** {@return the receive buffer this frame's bytes lie in, from its offset 0} */
-    RegisteredBuffer buffer() {
-        return message.buffer();
     }
 
     @Override

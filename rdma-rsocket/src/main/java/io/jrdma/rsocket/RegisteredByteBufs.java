@@ -3,7 +3,6 @@ package io.jrdma.rsocket;
 import io.jrdma.reactive.memory.RegisteredBuffer;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.UnpooledDirectByteBuf;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,38 +40,18 @@ public final class RegisteredByteBufs {
 
     /** {@return the registered buffer {@code b} lies in, if it is a {@link #wrap}ped one or a received frame, else null} */
     static @Nullable RegisteredBuffer registered(ByteBuf b) {
-        if (b instanceof Registered r) return r.buffer;
-        if (b instanceof ReceivedFrame f) return f.buffer();
-        return null;
+        return b instanceof RegisteredByteBuf r ? r.buffer() : null;
     }
 
-    private static final class Registered extends UnpooledDirectByteBuf {
-        private final RegisteredBuffer buffer;
-        private final long address;
-
+    private static final class Registered extends RegisteredByteBuf {
         Registered(RegisteredBuffer buffer, long offset, int length) {
-            // doNotFree: the memory is the registered buffer's; writerIndex = length
-            super(ByteBufAllocator.DEFAULT, buffer.segment().asSlice(offset, length).asByteBuffer(), length);
-            this.buffer = buffer;
-            this.address = buffer.address() + offset;
-        }
-
-        /** The bytes' native address (as {@link ReceivedFrame}'s): where a slice of this lies, without allocating. */
-        @Override
-        public boolean hasMemoryAddress() {
-            return true;
-        }
-
-        @Override
-        public long memoryAddress() {
-            ensureAccessible();
-            return address;
+            super(ByteBufAllocator.DEFAULT, buffer, offset, length);
         }
 
         @Override
         protected void deallocate() {
             super.deallocate();
-            buffer.release();
+            buffer().release();
         }
     }
 }

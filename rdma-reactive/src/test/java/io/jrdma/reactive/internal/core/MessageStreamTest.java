@@ -55,6 +55,11 @@ class MessageStreamTest {
     }
 
     private MessageStream.Outlet outlet(@Nullable Credits credits) {
+        return outlet(credits, Integer.MAX_VALUE);
+    }
+
+    /** The queue's outlet, {@code eagerLimit} its largest eager message (no rendezvous slot ever). */
+    private MessageStream.Outlet outlet(@Nullable Credits credits, int eagerLimit) {
         if (credits != null) queue.credits(credits);
         return new MessageStream.Outlet() {
             @Override
@@ -75,6 +80,11 @@ class MessageStreamTest {
             @Override
             public Op operation(ScatterGatherElement m) {
                 return queue.operation(SendOpcode.SEND, m.buffer(), m.offset(), m.length());
+            }
+
+            @Override
+            public int eagerLimit() {
+                return eagerLimit;
             }
         };
     }
@@ -356,33 +366,7 @@ class MessageStreamTest {
     @Test
     void aGatherRefusedForItsSizeGivesItsCreditBack() {
         Credits credits = new Credits(16, 2);
-        MessageStream.Outlet open = outlet(credits);
-        MessageStream.Outlet outlet = new MessageStream.Outlet() {
-            @Override
-            public int maxInFlight() {
-                return 8;
-            }
-
-            @Override
-            public @Nullable Credits credits() {
-                return credits;
-            }
-
-            @Override
-            public void awaitCredit(Runnable wake) {
-                open.awaitCredit(wake);
-            }
-
-            @Override
-            public Op operation(ScatterGatherElement m) {
-                return open.operation(m);
-            }
-
-            @Override
-            public int eagerLimit() {
-                return 32;
-            }
-        };
+        MessageStream.Outlet outlet = outlet(credits, 32);
         TestPublisher<List<ScatterGatherElement>> source = TestPublisher.create();
         List<Object> result = new CopyOnWriteArrayList<>();
         new MessageStream<>(source, MessageStream.GATHER, outlet).subscribe(v -> { }, result::add, () -> result.add("done"));
