@@ -29,6 +29,9 @@ public final class RegisteredByteBufs {
      * and a SEND from it holds one more until it completed, so the memory stays registered while
      * the NIC may read it
      *
+     * @param buffer registered memory, of the device of the connections that send it in place
+     * @param offset where the bytes start in {@code buffer}
+     * @param length the bytes
      * @throws IllegalArgumentException when the range is not within the buffer (the reference stays the caller's)
      */
     public static ByteBuf wrap(RegisteredBuffer buffer, long offset, int length) {

@@ -41,6 +41,8 @@ public interface MemoryDomain {
      * {@return whether {@code buffer} is registered in this domain: then every connection of the
      * domain may send, write or read from it (the same protection domain); any other connection
      * refuses it}
+     *
+     * @param buffer a buffer registered anywhere
      */
     boolean contains(RegisteredBuffer buffer);
 
