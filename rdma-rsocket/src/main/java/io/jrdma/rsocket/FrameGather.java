@@ -39,26 +39,32 @@ final class FrameGather {
     private FrameGather() {
     }
 
+    /** The plan of a frame that goes copied whole: no part in place, or it cannot go as one gather list (rule 3). */
+    static final long COPY_WHOLE = -1;
+    /** The most parts a frame may have to go as a gather list: the plan has a bit for each. */
+    static final int MAX_PARTS = 31;
+
     /**
-     * {@return the bytes of {@code frame} to copy when it goes as a gather list (0: none), or -1 when
-     * it has no part to send in place or cannot go this way (rule 3)}
+     * {@return how {@code frame} goes: {@link #COPY_WHOLE}, or as a gather list, which parts in place
+     * (a bit each) and how many bytes are copied ({@link #copiedBytes}), for {@link #build}}
      *
      * @param limit     the longest frame one SEND carries (the peer's receive buffers)
      * @param maxSlices the connection's {@code maxScatterGather}
      * @param maxCopy   the pool's buffer size, where the copied parts go
      * @param inDomain  whether a receive buffer lies in the connection's memory domain
      */
-    static int copied(ByteBuf frame, int limit, int maxSlices, int maxCopy, Predicate<RegisteredBuffer> inDomain) {
+    static long plan(ByteBuf frame, int limit, int maxSlices, int maxCopy, Predicate<RegisteredBuffer> inDomain) {
         int length = frame.readableBytes();
-        if (length < IN_PLACE_MIN || length > limit) return -1;
+        if (length < IN_PLACE_MIN || length > limit) return COPY_WHOLE;
         CompositeByteBuf composite = frame instanceof CompositeByteBuf c ? c : null;
         int parts = composite == null ? 1 : composite.numComponents();
-        if (composite != null && (composite.readerIndex() != 0 || composite.writerIndex() != composite.capacity())) return -1;
-        int slices = 0, copied = 0;
-        boolean inPlace = false, lastCopied = false;
+        if (parts > MAX_PARTS) return COPY_WHOLE;
+        if (composite != null && (composite.readerIndex() != 0 || composite.writerIndex() != composite.capacity())) return COPY_WHOLE;
+        int slices = 0, copied = 0, inPlace = 0;
+        boolean lastCopied = false;
         for (int i = 0; i < parts; i++) {
-            if (inPlace(frame, composite, i, inDomain) != null) {
-                inPlace = true;
+            if (inPlace(frame, composite, i, inDomain)) {
+                inPlace |= 1 << i;
                 slices++;
                 lastCopied = false;
             } else {
@@ -67,23 +73,30 @@ final class FrameGather {
                 lastCopied = true;
             }
         }
-        return !inPlace || slices > maxSlices || copied > maxCopy ? -1 : copied;
+        return inPlace == 0 || slices > maxSlices || copied > maxCopy ? COPY_WHOLE : (long) inPlace << 32 | copied;
+    }
+
+    /** {@return the bytes a {@link #plan} other than {@link #COPY_WHOLE} copies into a pool buffer (0: none)} */
+    static int copiedBytes(long plan) {
+        return (int) plan;
     }
 
     /**
-     * {@return the gather list of {@code frame}, for which {@link #copied} said yes: the parts in
-     * place, the others copied into {@code staging} (null when {@code copied} was 0)}; takes over
-     * the caller's reference to {@code staging}, also when it fails
+     * {@return the gather list of {@code frame} as its {@code plan} says (not {@link #COPY_WHOLE}):
+     * the parts in place, the others copied into {@code staging} (null when the plan copies nothing)};
+     * takes over the caller's reference to {@code staging}, also when it fails
      */
-    static List<ScatterGatherElement> build(ByteBuf frame, @Nullable RegisteredBuffer staging, Predicate<RegisteredBuffer> inDomain) {
+    static List<ScatterGatherElement> build(ByteBuf frame, @Nullable RegisteredBuffer staging, long plan) {
+        if (plan == COPY_WHOLE) throw new IllegalArgumentException("a frame copied whole has no gather list");
+        int inPlace = (int) (plan >>> 32);
         CompositeByteBuf composite = frame instanceof CompositeByteBuf c ? c : null;
         int parts = composite == null ? 1 : composite.numComponents();
         List<ScatterGatherElement> gather = new ArrayList<>(Math.min(parts, 4));
         try {
             int at = 0, runStart = -1, runEnd = -1;  // a run of copied parts: [runStart, runEnd) of the frame
             for (int i = 0; i <= parts; i++) {
-                ByteBuf part = i < parts ? inPlace(frame, composite, i, inDomain) : null;
-                if (i < parts && part == null) {  // copied: extends the run
+                boolean last = i == parts, copiedPart = !last && (inPlace & 1 << i) == 0;
+                if (copiedPart) {  // extends the run
                     int start = composite == null ? frame.readerIndex() : composite.toByteIndex(i);
                     if (runStart < 0) runStart = start;
                     runEnd = start + partLength(frame, composite, i);
@@ -97,8 +110,10 @@ final class FrameGather {
                     at += n;
                     runStart = -1;
                 }
-                if (part != null) {
+                if (!last) {
+                    ByteBuf part = part(frame, composite, i);
                     RegisteredBuffer registered = registeredRoot(part);
+                    if (registered == null) throw new IllegalArgumentException("part " + i + " of the plan is not registered memory");
                     long offset = address(part) - registered.address();
                     gather.add(ScatterGatherElement.of(registered.retain(), offset, part.readableBytes()));
                 }
@@ -112,12 +127,16 @@ final class FrameGather {
         }
     }
 
-    /** {@return part {@code i} of {@code frame} when it goes in place (rule 1), else null}; a part's slice is taken only when it is long enough */
-    private static @Nullable ByteBuf inPlace(ByteBuf frame, @Nullable CompositeByteBuf composite, int i, Predicate<RegisteredBuffer> inDomain) {
-        if (partLength(frame, composite, i) < IN_PLACE_MIN) return null;
-        ByteBuf part = composite == null ? frame : composite.internalComponent(i);  // a slice Netty makes once and keeps
-        RegisteredBuffer root = registeredRoot(part);
-        return root != null && inDomain.test(root) ? part : null;
+    /** Whether part {@code i} of {@code frame} goes in place (rule 1); a part's slice is taken only when it is long enough. */
+    private static boolean inPlace(ByteBuf frame, @Nullable CompositeByteBuf composite, int i, Predicate<RegisteredBuffer> inDomain) {
+        if (partLength(frame, composite, i) < IN_PLACE_MIN) return false;
+        RegisteredBuffer root = registeredRoot(part(frame, composite, i));
+        return root != null && inDomain.test(root);
+    }
+
+    /** Part {@code i} of {@code frame}: the frame itself, or a component's slice, which Netty makes once and keeps. */
+    private static ByteBuf part(ByteBuf frame, @Nullable CompositeByteBuf composite, int i) {
+        return composite == null ? frame : composite.internalComponent(i);
     }
 
     /** The bytes of part {@code i}, without taking its slice. */

@@ -121,7 +121,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         }
         BufferPool pool = connection.buffers();
         // a frame passed on, with a received part to send where it is (FrameGather), or a small one: a pool buffer
-        int copied = FrameGather.copied(frame, Math.min(connection.eagerLimit(), maxFrameLength), maxSlices, pool.bufferSize(), inDomain);
+        long plan = FrameGather.plan(frame, Math.min(connection.eagerLimit(), maxFrameLength), maxSlices, pool.bufferSize(), inDomain);
+        int copied = plan == FrameGather.COPY_WHOLE ? -1 : FrameGather.copiedBytes(plan);  // -1: the whole frame
         if (copied >= 0 || length <= pool.bufferSize()) {
             // the common case, a pool buffer free (or none needed): staged at once, one Staged, no chain of operators
             RegisteredBuffer free = null;
@@ -133,7 +134,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
             }
             if (free != null || copied == 0) {
                 try {
-                    return new Staged<>(stage(frame, free, copied, length), RdmaDuplexConnection::release);
+                    return new Staged<>(stage(frame, free, plan, length), RdmaDuplexConnection::release);
                 } finally {
                     frame.release();
                 }
@@ -152,7 +153,7 @@ public final class RdmaDuplexConnection implements DuplexConnection {
                 return;
             }
             try {
-                sink.next(stage(frame, b, copied, length));
+                sink.next(stage(frame, b, plan, length));
             } finally {
                 frame.release();
             }
@@ -166,10 +167,10 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         FrameGather.release((List<ScatterGatherElement>) gather);
     }
 
-    /** {@code frame} staged: as a gather list when {@code copied} &ge; 0 (the buffer, if any, for its copied parts), else copied whole into {@code b}. */
-    private List<ScatterGatherElement> stage(ByteBuf frame, @Nullable RegisteredBuffer b, int copied, int length) {
-        if (copied < 0) return List.of(copy(frame, b, length));
-        List<ScatterGatherElement> gather = FrameGather.build(frame, b, inDomain);
+    /** {@code frame} staged: as its {@code plan}'s gather list ({@code b}, if any, for its copied parts), or copied whole into {@code b}. */
+    private List<ScatterGatherElement> stage(ByteBuf frame, @Nullable RegisteredBuffer b, long plan, int length) {
+        if (plan == FrameGather.COPY_WHOLE) return List.of(copy(frame, b, length));
+        List<ScatterGatherElement> gather = FrameGather.build(frame, b, plan);
         framesInPlace.increment();
         return gather;
     }

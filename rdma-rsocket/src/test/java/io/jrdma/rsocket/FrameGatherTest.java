@@ -51,9 +51,9 @@ class FrameGatherTest {
 
     /** FrameGather's two steps as the connection takes them, a pool buffer taken when something is copied; null: copied whole. */
     private List<ScatterGatherElement> gather(ByteBuf frame, int limit, int maxSlices, Predicate<RegisteredBuffer> inDomain) {
-        int copied = FrameGather.copied(frame, limit, maxSlices, sends.bufferSize(), inDomain);
-        if (copied < 0) return null;
-        return FrameGather.build(frame, copied == 0 ? null : sends.tryAcquire(), inDomain);
+        long plan = FrameGather.plan(frame, limit, maxSlices, sends.bufferSize(), inDomain);
+        if (plan == FrameGather.COPY_WHOLE) return null;
+        return FrameGather.build(frame, FrameGather.copiedBytes(plan) == 0 ? null : sends.tryAcquire(), plan);
     }
 
     private static byte[] bytes(ScatterGatherElement e) {
@@ -114,7 +114,7 @@ class FrameGatherTest {
         ReceivedFrame in = received(3000);
         ByteBuf whole = in.retainedSlice(10, 2500);
         in.release();
-        assertEquals(0, FrameGather.copied(whole, SIZE, 4, SIZE, sameDevice));
+        assertEquals(1L << 32, FrameGather.plan(whole, SIZE, 4, SIZE, sameDevice), "part 0 in place, nothing copied");
         List<ScatterGatherElement> gather = gather(whole, SIZE, 4, sameDevice);
         assertEquals(1, gather.size());
         assertEquals(10, gather.getFirst().offset());
@@ -158,7 +158,13 @@ class FrameGatherTest {
         assertNull(gather(largeFrame, SIZE, 4, b -> false), "another device's buffer: its lkey means nothing here");
         assertNull(gather(largeFrame, 2000, 4, sameDevice), "above the peer's receive buffers: goes by rendezvous");
         assertNull(gather(Unpooled.wrappedBuffer(new byte[2000]), SIZE, 4, sameDevice), "nothing received in it");
-        assertEquals(-1, FrameGather.copied(largeFrame, SIZE, 4, 0, sameDevice), "its header would not fit a pool buffer");
+        assertEquals(FrameGather.COPY_WHOLE, FrameGather.plan(largeFrame, SIZE, 4, 0, sameDevice), "its header would not fit a pool buffer");
+        ByteBuf[] many = new ByteBuf[FrameGather.MAX_PARTS + 1];
+        many[0] = large.retainedSlice();
+        for (int i = 1; i < many.length; i++) many[i] = Unpooled.wrappedBuffer(header);
+        CompositeByteBuf manyParts = frame(many);
+        assertEquals(FrameGather.COPY_WHOLE, FrameGather.plan(manyParts, SIZE, 64, SIZE, sameDevice), "more parts than the plan has bits");
+        manyParts.release();
 
         assertEquals(4, sends.available(), "nothing taken by the refusals");
         assertEquals(3, receives.available());
