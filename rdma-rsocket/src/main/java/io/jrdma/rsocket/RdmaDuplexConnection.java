@@ -12,8 +12,11 @@ import io.rsocket.DuplexConnection;
 import io.rsocket.RSocketErrorException;
 import io.rsocket.frame.ErrorFrameCodec;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
@@ -74,6 +77,8 @@ public final class RdmaDuplexConnection implements DuplexConnection {
     private final LongAdder framesInPlace = new LongAdder();
     private final Predicate<RegisteredBuffer> inDomain;
     private final int maxSlices;
+    /** A view of each buffer of the connection's pool, made once ({@link #view}). */
+    private final Map<RegisteredBuffer, ByteBuffer> views = new ConcurrentHashMap<>();
     /** Why the send stream failed, if it did: the cause of the {@link ClosedChannelException} that follows. */
     private volatile @Nullable Throwable sendFailure;
 
@@ -175,14 +180,30 @@ public final class RdmaDuplexConnection implements DuplexConnection {
         return gather;
     }
 
-    private static ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
+    private ScatterGatherElement copy(ByteBuf frame, RegisteredBuffer b, int length) {
         try {
-            frame.getBytes(frame.readerIndex(), b.segment().asSlice(0, length).asByteBuffer());
+            frame.getBytes(frame.readerIndex(), view(b, length));
             return ScatterGatherElement.of(b, 0, length);
         } catch (RuntimeException e) {
             b.release();
             throw e;
         }
+    }
+
+    /**
+     * {@return a {@code ByteBuffer} over the first {@code length} bytes of {@code b}}: for a buffer of
+     * the connection's pool the one view made for it once (a frame's copy then allocates no slice
+     * and no {@code ByteBuffer}, ~110 B a frame), its position and limit set here; the frames are
+     * staged one at a time, each into a buffer it holds alone. Other buffers (large-message memory,
+     * for frames above the pool's buffers) get a view of their own.
+     */
+    private ByteBuffer view(RegisteredBuffer b, int length) {
+        if (b.pool() != connection.buffers()) return b.segment().asSlice(0, length).asByteBuffer();
+        return views.computeIfAbsent(b, RdmaDuplexConnection::wholeView).clear().limit(length);
+    }
+
+    private static ByteBuffer wholeView(RegisteredBuffer b) {
+        return b.segment().asByteBuffer();
     }
 
     @Override
